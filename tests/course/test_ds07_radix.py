@@ -1,0 +1,247 @@
+"""The 11 course tests of ds.07, the radix tree over token ids (the chapter's section 4 table).
+
+They import ``tl_ds.radix`` and nothing else of the tree; the grader decides which
+implementation that import yields. Each test pins one row of the chapter's table and
+names, in its docstring, the planted mutants it exists to catch.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from ds07_machine import RadixMachine
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+from tl_ds.radix import ROOT, RadixTree
+
+PROFILES = {
+    # what every student's run sees: fixed, derandomized, no database, no deadline
+    "course": {"max_examples": 100, "stateful_step_count": 50},
+    # the same steps, without shrinking a failure: for kill matrices, where only the verdict counts
+    "verdict": {"max_examples": 100, "stateful_step_count": 50,
+                "phases": (Phase.explicit, Phase.generate)},
+    # the project's CI: the same machine, longer
+    "long": {"max_examples": 600, "stateful_step_count": 80},
+}
+MIN_STEPS = 2_500
+
+
+def profile(name: str) -> settings:
+    """The named Hypothesis profile, loaded explicitly so no outside default leaks in."""
+    return settings(
+        derandomize=True,
+        database=None,
+        deadline=None,
+        print_blob=False,
+        suppress_health_check=list(HealthCheck),
+        **PROFILES[name],
+    )
+
+
+def shape(tree: RadixTree, id: int = ROOT) -> dict:
+    """The subtree under ``id`` as {tuple(label): (values, subtree)}, for whole-tree asserts."""
+    return {
+        tuple(tree.key(child)): (list(tree.values(child)), shape(tree, child))
+        for child in tree.children(id)
+    }
+
+
+def evict_all(tree: RadixTree, n: int) -> tuple[int, list]:
+    gone: list = []
+    return tree.evict(n, gone.append), gone
+
+
+def test_hand_example_split_and_match():
+    """The chapter's worked example, step by step (s01, s02, s03)."""
+    tree = RadixTree(1)
+    first, back = tree.insert([1, 2, 3], ["a", "b", "c"])
+    assert back == []
+    assert shape(tree) == {(1, 2, 3): (["a", "b", "c"], {})}
+
+    leaf, back = tree.insert([1, 2, 4, 5], ["x", "y", "d", "e"])
+    assert back == ["x", "y"]
+    assert shape(tree) == {(1, 2): (["a", "b"], {(3,): (["c"], {}), (4, 5): (["d", "e"], {})})}
+    assert list(tree.key(first)) == [3] and list(tree.values(first)) == ["c"]
+    assert list(tree.key(leaf)) == [4, 5] and list(tree.values(leaf)) == ["d", "e"]
+    middle = tree.parent(first)
+    assert tree.parent(leaf) == middle and tree.parent(middle) == ROOT
+    assert len(tree) == 5 and tree.node_count() == 3
+
+    assert tree.match_prefix([1, 2, 3, 9]) == (3, [middle, first])
+    assert tree.match_prefix([1, 2, 7]) == (2, [middle])
+    assert tree.node_count() == 3
+
+    tokens, path = tree.match_prefix([1, 9])
+    assert tokens == 1 and len(path) == 1
+    top = path[0]
+    assert list(tree.key(top)) == [1] and list(tree.values(top)) == ["a"]
+    assert tree.parent(middle) == top
+    assert list(tree.key(middle)) == [2] and list(tree.values(middle)) == ["b"]
+    assert shape(tree) == {
+        (1,): (["a"], {(2,): (["b"], {(3,): (["c"], {}), (4, 5): (["d", "e"], {})})})
+    }
+    assert tree.match_prefix([7, 1]) == (0, [])
+    assert len(tree) == 5 and tree.node_count() == 4
+
+
+def test_granule_matches_whole_runs_only():
+    """Granule 2 compares runs whole and matches nothing shorter than a run (s04)."""
+    tree = RadixTree(2)
+    leaf, _ = tree.insert([1, 2, 3, 4], [10, 11])
+    tokens, path = tree.match_prefix([1, 2, 3, 9])
+    assert tokens == 2 and len(path) == 1
+    assert list(tree.key(path[0])) == [1, 2] and list(tree.values(path[0])) == [10]
+    assert tree.children(path[0]) == [leaf]
+    assert list(tree.key(leaf)) == [3, 4] and list(tree.values(leaf)) == [11]
+    assert tree.match_prefix([1]) == (0, [])
+    assert tree.match_prefix([1, 2, 3]) == (2, path)
+    assert tree.match_prefix([1, 2, 3, 4, 5]) == (4, [path[0], leaf])
+
+
+def test_reinserting_hands_every_value_back():
+    """A stored key keeps its values and hands all of the caller's back (s05)."""
+    tree = RadixTree(2)
+    node, back = tree.insert([5, 6, 7, 8], ["p", "q"])
+    assert back == []
+    again, back = tree.insert([5, 6, 7, 8], ["P", "Q"])
+    assert again == node and back == ["P", "Q"]
+    assert list(tree.values(node)) == ["p", "q"]
+    assert len(tree) == 2 and tree.node_count() == 1
+    part, back = tree.insert([5, 6], ["R"])
+    assert back == ["R"] and tree.parent(node) == part
+    assert len(tree) == 2
+
+
+def test_lru_order_follows_last_use():
+    """A match moves a leaf to the newest end; evict(1) takes the oldest leaf whole (s07)."""
+    tree = RadixTree(1)
+    a, _ = tree.insert([1, 1], ["a1", "a2"])
+    b, _ = tree.insert([2, 2], ["b1", "b2"])
+    c, _ = tree.insert([3], ["c1"])
+    assert tree.lru_order() == [a, b, c]
+    tree.match_prefix([1, 1, 5])
+    assert tree.lru_order() == [b, c, a]
+    assert evict_all(tree, 1) == (2, ["b1", "b2"])
+    assert tree.lru_order() == [c, a]
+    assert len(tree) == 3
+
+
+def test_a_childless_parent_becomes_evictable():
+    """Evicting the last child lists the parent at its own stamp (s06, s08, s09, m03)."""
+    tree = RadixTree(1)
+    tree.insert([1, 2, 3], ["a", "b", "c"])
+    tree.insert([1, 2, 4], ["x", "y", "d"])
+    _, (parent,) = tree.match_prefix([1, 2])
+    z, _ = tree.insert([5], ["z"])
+    w, _ = tree.insert([6], ["w"])
+    assert evict_all(tree, 1) == (1, ["c"])
+    assert evict_all(tree, 1) == (1, ["d"])
+    assert tree.child_count(parent) == 0 and tree.children(parent) == []
+    assert tree.lru_order() == [parent, z, w]
+    assert evict_all(tree, 2) == (2, ["a", "b"])
+    assert tree.lru_order() == [z, w]
+    assert tree.children(ROOT) == sorted([z, w])
+
+
+def test_locks_pin_the_path():
+    """A lock pins the node and its ancestors; locks nest; unlocking frees them (s10, s11, s12)."""
+    tree = RadixTree(1)
+    held, _ = tree.insert([1, 2, 3], ["a", "b", "c"])
+    other, _ = tree.insert([1, 2, 4], ["x", "y", "d"])
+    parent = tree.parent(held)
+    tree.lock(held)
+    assert (tree.lock_count(held), tree.lock_count(parent)) == (1, 1)
+    assert tree.lru_order() == [other]
+    tree.lock(held)
+    assert (tree.lock_count(held), tree.lock_count(parent)) == (2, 2)
+    assert evict_all(tree, 100) == (1, ["d"])
+    assert tree.lru_order() == [] and len(tree) == 3
+    tree.unlock(held)
+    assert (tree.lock_count(held), tree.lock_count(parent)) == (1, 1)
+    assert evict_all(tree, 100) == (0, [])
+    tree.unlock(held)
+    assert (tree.lock_count(held), tree.lock_count(parent)) == (0, 0)
+    assert tree.lru_order() == [held]
+    assert evict_all(tree, 100) == (3, ["c", "a", "b"])
+    assert tree.is_empty() and tree.node_count() == 0
+
+
+def test_a_split_inherits_the_locks_below_it():
+    """A split under a locked node gives the new middle node the same count (s13)."""
+    tree = RadixTree(1)
+    held, _ = tree.insert([1, 2, 3, 4], ["a", "b", "c", "d"])
+    tree.lock(held)
+    tree.lock(held)
+    tokens, (middle,) = tree.match_prefix([1, 2, 9])
+    assert tokens == 2 and tree.parent(held) == middle
+    assert tree.lock_count(middle) == 2 and tree.lock_count(held) == 2
+    tree.insert([1, 2, 7], ["e", "f", "g"])
+    assert evict_all(tree, 100) == (1, ["g"])
+    tree.unlock(held)
+    assert tree.lock_count(middle) == 1
+    assert evict_all(tree, 100) == (0, [])
+    tree.unlock(held)
+    assert tree.lock_count(middle) == 0
+    assert evict_all(tree, 100) == (4, ["c", "d", "a", "b"])
+
+
+def test_unlock_without_a_lock_panics():
+    """An unmatched unlock raises RuntimeError and changes nothing (s14)."""
+    tree = RadixTree(1)
+    node, _ = tree.insert([1, 2], ["a", "b"])
+    with pytest.raises(RuntimeError):
+        tree.unlock(node)
+    assert tree.lock_count(node) == 0 and tree.lru_order() == [node]
+    tree.lock(node)
+    tree.unlock(node)
+    with pytest.raises(RuntimeError):
+        tree.unlock(node)
+    assert tree.lock_count(node) == 0 and tree.lru_order() == [node]
+    tree.unlock(ROOT)
+    tree.lock(ROOT)
+    assert tree.lock_count(ROOT) == 0
+
+
+def test_insert_needs_one_value_per_granule():
+    """A wrong number of values raises ValueError and leaves the tree unchanged (s15)."""
+    tree = RadixTree(2)
+    tree.insert([1, 2], ["a"])
+    for key, values in [([1, 2, 3, 4], ["b"]), ([1, 2, 3, 4], ["b", "c", "d"]),
+                        ([3, 4, 5], ["b", "c"]), ([3, 4, 5], ["b"]), ([7, 8], [])]:
+        with pytest.raises(ValueError):
+            tree.insert(key, values)
+        assert shape(tree) == {(1, 2): (["a"], {})} and len(tree) == 1
+    with pytest.raises(ValueError):
+        RadixTree(1).insert([1, 2], ["a"])
+    with pytest.raises(ValueError):
+        RadixTree(0)
+
+
+def test_freed_slots_are_reused():
+    """1,000 insert-and-evict rounds keep every node id below 5 (m02)."""
+    tree = RadixTree(1)
+    tree.insert([9, 9], ["s", "t"])
+    seen = set()
+    for round in range(1_000):
+        node, _ = tree.insert([9, 9, round % 7, round], ["s", "t", "u", "v"])
+        seen.add(node)
+        seen.update(tree.match_prefix([9, 9, round % 7])[1])
+        tree.evict(4, lambda value: None)
+        seen.update(tree.lru_order())
+    assert max(seen) < 5
+
+
+def test_model_based_against_a_naive_map():
+    """Seeded inserts, matches, locks, unlocks and evictions against the dict-of-prefixes model.
+
+    Every observable is compared after every step, at granules 1 and 2 (all mutants).
+    """
+    chosen = profile(os.environ.get("OL_HYPOTHESIS_PROFILE", "course"))
+    for granule in (1, 2):
+        steps = [0]
+        run_state_machine_as_test(
+            lambda granule=granule, steps=steps: RadixMachine(RadixTree, granule, ROOT, steps),
+            settings=chosen,
+        )
+        assert steps[0] >= MIN_STEPS, f"only {steps[0]} steps ran at granule {granule}"
