@@ -17,7 +17,8 @@ from tl_ds.radix import ROOT, RadixTree
 
 PROFILES = {
     # what every student's run sees: fixed, derandomized, no database, no deadline
-    "course": {"max_examples": 100, "stateful_step_count": 50},
+    "course": {"max_examples": 100, "stateful_step_count": 50,
+               "phases": (Phase.explicit, Phase.generate, Phase.shrink)},
     # the same steps, without shrinking a failure: for kill matrices, where only the verdict counts
     "verdict": {"max_examples": 100, "stateful_step_count": 50,
                 "phases": (Phase.explicit, Phase.generate)},

@@ -1,0 +1,133 @@
+"""The planted-mutant catalog: ``mutants/catalog.toml`` and one unified diff per mutant.
+
+The catalog is data, validated when it is read: the 18 ids of the chapter, every field
+of the right type, ``caught_by`` naming course tests, s11 alone required, and every patch
+applying to ``impl/radix.py`` with exact context, no fuzz and no offset. A mutant's
+source is built in memory; nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import OlError
+from harness.project import CATALOG, COURSE_TEST_NAMES, reference_source
+
+IDS = tuple(f"s{n:02d}" for n in range(1, 16)) + tuple(f"m{n:02d}" for n in range(1, 4))
+REQUIRED = ("s11",)
+HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+REGENERATE = ("to regenerate it, make the mutant's change by hand in impl/radix.py, run "
+              "`git diff impl/radix.py > mutants/{id}.patch`, then `git checkout impl/radix.py`")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    title: str
+    symptom: str
+    caught_by: tuple[str, ...]
+    required: bool
+    hint: str
+    patch: str          # the unified diff, as text
+    source: str         # impl/radix.py with the patch applied
+
+
+def load_catalog(path: Path = CATALOG, reference: str | None = None) -> tuple[Mutant, ...]:
+    """Read and validate the catalog; raise OlError naming the file (and hunk) at fault."""
+    reference = reference_source() if reference is None else reference
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise OlError(f"{path}: cannot read the mutant catalog: {error}") from None
+    entries = data.get("mutant")
+    if not isinstance(entries, list):
+        raise OlError(f"{path}: expected [[mutant]] tables, one per planted mutant")
+    ids = [entry.get("id") for entry in entries]
+    if sorted(map(str, ids)) != sorted(IDS):
+        raise OlError(f"{path}: expected the {len(IDS)} mutants {', '.join(IDS)}, "
+                      f"found {len(ids)}: {', '.join(map(str, ids))}")
+    return tuple(read_entry(path, entry, reference) for entry in entries)
+
+
+def read_entry(path: Path, entry: dict, reference: str) -> Mutant:
+    id = entry["id"]
+    where = f"{path}, mutant {id}"
+    for name in ("title", "symptom", "hint"):
+        if not isinstance(entry.get(name), str) or not entry[name].strip():
+            raise OlError(f"{where}: `{name}` must be a non-empty string")
+    caught_by = entry.get("caught_by")
+    if (not isinstance(caught_by, list) or not caught_by
+            or any(name not in COURSE_TEST_NAMES for name in caught_by)):
+        raise OlError(f"{where}: `caught_by` must list course tests, from: "
+                      f"{', '.join(COURSE_TEST_NAMES)}")
+    if entry.get("required") is not (id in REQUIRED):
+        raise OlError(f"{where}: `required` must be {str(id in REQUIRED).lower()}")
+    patch_path = path.parent / f"{id}.patch"
+    try:
+        patch = patch_path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise OlError(f"{patch_path}: cannot read the patch ({error}); "
+                      + REGENERATE.format(id=id)) from None
+    source = apply_patch(reference, patch, patch_path, id)
+    return Mutant(id, entry["title"], entry["symptom"], tuple(caught_by), entry["required"],
+                  entry["hint"], patch, source)
+
+
+def apply_patch(original: str, patch: str, patch_path: Path, id: str) -> str:
+    """``original`` with the unified diff ``patch`` applied exactly; OlError otherwise."""
+    lines = original.split("\n")
+    hunks = parse_hunks(patch, patch_path, id)
+    if not hunks:
+        raise OlError(f"{patch_path}: holds no hunk; " + REGENERATE.format(id=id))
+    result: list[str] = []
+    cursor = 0
+    for number, (header, start, old, new) in enumerate(hunks, 1):
+        at = start - 1 if old else start
+        if at < cursor or lines[at:at + len(old)] != old:
+            raise OlError(f"{patch_path}, hunk {number} ({header}): the reference no longer has "
+                          f"these lines at line {start}; " + REGENERATE.format(id=id))
+        result.extend(lines[cursor:at])
+        result.extend(new)
+        cursor = at + len(old)
+    result.extend(lines[cursor:])
+    return "\n".join(result)
+
+
+def parse_hunks(patch: str, patch_path: Path, id: str) -> list[tuple[str, int, list, list]]:
+    hunks: list[tuple[str, int, list, list]] = []
+    body = patch.split("\n")
+    index = 0
+    while index < len(body):
+        match = HUNK.match(body[index])
+        if not match:
+            index += 1
+            continue
+        header = body[index].split(" @@")[0] + " @@"
+        start = int(match.group(1))
+        old_count = int(match.group(2) or 1)
+        new_count = int(match.group(4) or 1)
+        old: list[str] = []
+        new: list[str] = []
+        index += 1
+        while index < len(body) and (len(old) < old_count or len(new) < new_count):
+            line = body[index]
+            tag, text = line[:1], line[1:]
+            if tag == " ":
+                old.append(text)
+                new.append(text)
+            elif tag == "-":
+                old.append(text)
+            elif tag == "+":
+                new.append(text)
+            elif tag != "\\":
+                raise OlError(f"{patch_path}, hunk {len(hunks) + 1} ({header}): a line neither "
+                              f"context, removed nor added; " + REGENERATE.format(id=id))
+            index += 1
+        if (len(old), len(new)) != (old_count, new_count):
+            raise OlError(f"{patch_path}, hunk {len(hunks) + 1} ({header}): the hunk is cut "
+                          f"short; " + REGENERATE.format(id=id))
+        hunks.append((header, start, old, new))
+    return hunks

@@ -1,0 +1,267 @@
+"""Run a pytest suite against one implementation of ``tl_ds.radix`` and say what happened.
+
+Every run gets a folder of its own, made fresh and removed afterwards::
+
+    run/pytest.ini          our configuration (the only one pytest reads)
+    run/impl/tl_ds/         __init__.py and radix.py: the implementation under test
+    run/support/            ol_recorder.py and whatever the suite imports besides
+    run/tests/              copies of the suite's files
+    run/home/               HOME and the working directory's neighbour for the tests
+
+and a fresh ``python -m pytest`` with a clean environment (no PYTHONPATH, PYTEST_ADDOPTS
+or PYTEST_PLUGINS; plugin autoloading off; a fixed hash seed), in its own process group
+so a run past its limit is killed whole. The verdict comes from the records the
+recorder plugin writes, which the engine validates: a run whose records are incomplete,
+which collects other tests than expected, or which loads a plugin of its own is a crash,
+whatever its exit status says.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RECORDER = Path(__file__).with_name("ol_recorder.py")
+OUTPUT_LIMIT = 64_000
+PYTEST_EXIT_OK = (0, 1)  # all passed; some failed
+TEST_TIMEOUT = "TestTimeout"  # the exception type of a test stopped at its own limit
+
+
+class Status(enum.Enum):
+    OK = "ok"                      # records complete: every collected test has an outcome
+    TIMEOUT = "timeout"            # killed at the wall-clock limit
+    CRASH = "crash"                # ended early, lost records, or tampered with the run
+    COLLECTION_ERROR = "collection error"  # a test file did not import
+
+
+@dataclass(frozen=True)
+class TestRecord:
+    nodeid: str
+    outcome: str                  # passed, failed, error, skipped, xfailed, xpassed
+    exception: str | None = None  # the exception type of a failure or error
+    text: str = ""                # the failure text, cut to a sane length
+    seconds: float = 0.0          # setup, call and teardown together
+
+    @property
+    def name(self) -> str:
+        """The test's function name (with its parameters), without the file."""
+        return self.nodeid.rsplit("::", 1)[-1]
+
+    @property
+    def broke(self) -> bool:
+        return self.outcome in ("failed", "error")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    status: Status
+    records: tuple[TestRecord, ...] = ()
+    seconds: float = 0.0
+    detail: str = ""              # why the status is what it is, for a person
+    output: str = ""              # pytest's own output, cut at OUTPUT_LIMIT
+
+    @property
+    def failures(self) -> tuple[TestRecord, ...]:
+        return tuple(record for record in self.records if record.broke)
+
+    @property
+    def timed_out(self) -> bool:
+        """True when the run, or one of its tests, was stopped at its limit."""
+        return self.status is Status.TIMEOUT or any(
+            record.exception == TEST_TIMEOUT for record in self.records)
+
+    @property
+    def slowest(self) -> float:
+        return max((record.seconds for record in self.records), default=0.0)
+
+    @property
+    def all_passed(self) -> bool:
+        return (self.status is Status.OK and bool(self.records)
+                and all(record.outcome == "passed" for record in self.records))
+
+
+@dataclass(frozen=True)
+class Suite:
+    """Test files to copy into ``tests/`` and support files or packages for ``support/``."""
+
+    files: tuple[Path, ...]
+    support: tuple[Path, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+class Cancelled(Exception):
+    """The caller asked the runs to stop (Ctrl-C): the run was killed and cleaned up."""
+
+
+def run_suite(suite: Suite, implementation: str, *, timeout: float, test_limit: float = 0.0,
+              expected: Iterable[str] | None = None,
+              cancel: threading.Event | None = None) -> RunResult:
+    """Run ``suite`` with ``implementation`` (the text of a radix.py) as ``tl_ds.radix``.
+
+    The whole run is killed past ``timeout`` seconds; a single test past ``test_limit``
+    (when positive) fails with TestTimeout and the others go on. Raises Cancelled, after
+    killing the run, when ``cancel`` is set while it runs.
+    """
+    with tempfile.TemporaryDirectory(prefix="ol-run-") as folder:
+        run = Path(folder)
+        lay_out(run, suite, implementation)
+        records = run / "records.jsonl"
+        started = time.perf_counter()
+        returncode, output = execute(run, records, suite.env, (timeout, test_limit), cancel)
+        seconds = time.perf_counter() - started
+        if returncode is None:
+            return RunResult(Status.TIMEOUT, seconds=seconds, output=output,
+                             detail=f"still running after {timeout:.0f} s: stopped")
+        lines = records.read_text(encoding="utf-8").splitlines() if records.exists() else []
+        return judge(lines, returncode, expected, seconds, output)
+
+
+def lay_out(run: Path, suite: Suite, implementation: str) -> None:
+    package = run / "impl" / "tl_ds"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "radix.py").write_text(implementation, encoding="utf-8")
+    support = run / "support"
+    support.mkdir()
+    shutil.copy(RECORDER, support / RECORDER.name)
+    for item in suite.support:
+        copy_item(item, support / item.name)
+    tests = run / "tests"
+    tests.mkdir()
+    for item in suite.files:
+        copy_item(item, tests / item.name)
+    (run / "home").mkdir()
+    (run / "pytest.ini").write_text(
+        "[pytest]\npythonpath = impl support\ntestpaths = tests\n", encoding="utf-8")
+
+
+def copy_item(source: Path, target: Path) -> None:
+    if source.is_dir():
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        shutil.copy(source, target)
+
+
+def clean_environment(run: Path, extra: Mapping[str, str]) -> dict[str, str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(run / "home"),
+        "TMPDIR": str(run / "home"),
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
+    env.update(extra)
+    return env
+
+
+def execute(run: Path, records: Path, extra: Mapping[str, str], limits: tuple[float, float],
+            cancel: threading.Event | None) -> tuple[int | None, str]:
+    """Run pytest in ``run``; (exit code or None on timeout, its output cut to size)."""
+    timeout, test_limit = limits
+    command = [sys.executable, "-s", "-P", "-m", "pytest", "-c", str(run / "pytest.ini"),
+               "--rootdir", str(run), "-p", "no:cacheprovider", "--noconftest",
+               "-p", "ol_recorder", "--ol-records", str(records), "--ol-test-limit", str(test_limit),
+               "-q", str(run / "tests")]
+    log = run / "output.txt"
+    with open(log, "wb") as sink:
+        process = subprocess.Popen(command, cwd=run / "home", env=clean_environment(run, extra),
+                                   stdin=subprocess.DEVNULL, stdout=sink,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            returncode = wait(process, timeout, cancel)
+        finally:
+            kill_group(process)
+    with open(log, "rb") as source:
+        output = source.read(OUTPUT_LIMIT).decode("utf-8", "replace")
+    return returncode, output
+
+
+def wait(process: subprocess.Popen, timeout: float,
+         cancel: threading.Event | None) -> int | None:
+    """The exit code, or None past ``timeout``; Cancelled as soon as ``cancel`` is set."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return process.wait(timeout=min(0.05, max(0.0, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled from None
+            if time.monotonic() >= deadline:
+                return None
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """Kill the run's whole process group, children it forked included."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
+def judge(lines: list[str], returncode: int, expected: Iterable[str] | None,
+          seconds: float, output: str) -> RunResult:
+    """Turn the recorder's lines into a validated result."""
+    def crash(detail: str) -> RunResult:
+        return RunResult(Status.CRASH, tuple(tests.values()), seconds, detail, output)
+
+    tests: dict[str, TestRecord] = {}
+    collected: list[str] | None = None
+    collect_errors: list[str] = []
+    finish = None
+    plugins: set[str] = set()
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return crash("the run's records are damaged")
+        kind = record.get("kind")
+        if kind == "collected":
+            collected = record["ids"]
+            plugins.update(record["plugins"])
+        elif kind == "collect_error":
+            collect_errors.append(f"{record['nodeid']}: {record['text']}")
+        elif kind == "test":
+            if record["nodeid"] in tests:
+                return crash(f"{record['nodeid']} reported twice")
+            tests[record["nodeid"]] = TestRecord(
+                record["nodeid"], record["outcome"], record["exception"], record["text"],
+                record["seconds"])
+        elif kind == "finish":
+            finish = record["exitstatus"]
+            plugins.update(record["plugins"])
+    if plugins:
+        return crash(f"the tests loaded plugins of their own: {', '.join(sorted(plugins))}")
+    if collect_errors:
+        return RunResult(Status.COLLECTION_ERROR, tuple(tests.values()), seconds,
+                         "\n".join(collect_errors), output)
+    if collected is None:
+        return crash(f"the run ended before its tests were collected (exit code {returncode})")
+    if finish is None:
+        return crash(f"the run ended without finishing its session (exit code {returncode}): "
+                     "a test or the code under test stopped the interpreter")
+    if finish not in PYTEST_EXIT_OK and not (finish == 5 and not collected):
+        return crash(f"pytest stopped early (exit status {finish})")
+    if set(tests) != set(collected) or len(collected) != len(set(collected)):
+        missing = sorted(set(collected) - set(tests))
+        return crash(f"{len(missing)} collected test(s) have no outcome: {', '.join(missing[:5])}")
+    if expected is not None and set(collected) != set(expected):
+        return crash(f"the run collected other tests than expected: {sorted(collected)}")
+    failed = any(record.broke for record in tests.values())
+    if returncode != finish or (finish == 1) != failed:
+        return crash(f"the exit code {returncode} disagrees with the tests' outcomes")
+    ordered = tuple(tests[nodeid] for nodeid in collected)
+    return RunResult(Status.OK, ordered, seconds, "", output)

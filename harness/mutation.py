@@ -1,0 +1,147 @@
+"""Mutation runs: prove the wiring, then run a suite against every planted mutant.
+
+Before any score is trusted the suite must pass on the reference and kill a placebo that
+breaks every method. Each mutant's time limit comes from the reference run's time, with
+a floor; a mutant that times out is run once more and counts as killed only when it
+times out again, so a busy machine cannot turn a slow run into a kill.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from harness.catalog import Mutant
+from harness.engine import RunResult, Status, Suite, run_suite
+from harness.errors import OlError
+from harness.project import COURSE_TEST_NAMES, COURSE_TESTS, MODEL
+
+LIMIT_FLOOR = 30.0      # seconds: no run is cut shorter than this
+TEST_LIMIT_FLOOR = 5.0  # seconds: no single test is cut shorter than this
+LIMIT_FACTOR = 5.0      # a mutant's run, and each test, may take this many times the reference's
+
+COURSE_IDS = tuple(f"tests/test_ds07_radix.py::{name}" for name in COURSE_TEST_NAMES)
+
+PLACEBO_TAIL = '''
+
+
+def _placebo(*args, **kwargs):
+    raise AssertionError("the placebo: every method of this tree is broken")
+
+
+for _name in ("__init__", "__len__", "is_empty", "node_count", "key", "values", "parent",
+              "children", "child_count", "lock_count", "lru_order", "match_prefix",
+              "insert", "lock", "unlock", "evict"):
+    setattr(RadixTree, _name, _placebo)
+RadixTree.granule = property(_placebo)
+'''
+
+
+def placebo(reference: str) -> str:
+    """The reference with every method replaced by one that raises."""
+    return reference + PLACEBO_TAIL
+
+
+def course_suite(profile: str = "course") -> Suite:
+    """The 11 course tests, with the state machine and the model beside them."""
+    files = tuple(sorted(COURSE_TESTS.glob("*.py")))
+    return Suite(files=files, support=(MODEL,), env={"OL_HYPOTHESIS_PROFILE": profile})
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Seconds a run, and one test of it, may take: from the reference's times, with floors."""
+
+    run: float
+    test: float
+
+    @classmethod
+    def from_reference(cls, reference: RunResult) -> Limits:
+        test = max(TEST_LIMIT_FLOOR, LIMIT_FACTOR * reference.slowest)
+        run = max(LIMIT_FLOOR, LIMIT_FACTOR * reference.seconds, 2 * test)
+        return cls(run, test)
+
+
+@dataclass(frozen=True)
+class MutantResult:
+    mutant: Mutant
+    run: RunResult
+
+    @property
+    def killers(self) -> tuple[str, ...]:
+        """The names of the tests that failed or errored on the mutant."""
+        return tuple(record.name for record in self.run.failures)
+
+    @property
+    def killed(self) -> bool:
+        return self.run.status is not Status.OK or bool(self.run.failures)
+
+    @property
+    def killed_by(self) -> str:
+        """Who killed it, for a table: the tests, or how the run ended."""
+        if self.run.status is not Status.OK:
+            return self.run.status.value
+        return ", ".join(self.killers)
+
+
+def prove_wiring(suite: Suite, reference: str, expected: Sequence[str] | None = None,
+                 cancel: threading.Event | None = None) -> RunResult:
+    """Run the suite on the reference and on the placebo; OlError unless both behave."""
+    baseline = run_suite(suite, reference, timeout=600, expected=expected, cancel=cancel)
+    if not baseline.all_passed:
+        broken = ", ".join(record.name for record in baseline.failures) or baseline.detail
+        raise OlError(f"the suite does not pass on the reference ({baseline.status.value}: "
+                      f"{broken}); no mutation score can be trusted until it does")
+    limits = Limits.from_reference(baseline)
+    dummy = run_suite(suite, placebo(reference), timeout=limits.run, test_limit=limits.test,
+                      expected=expected, cancel=cancel)
+    if dummy.status is Status.OK and not dummy.failures:
+        raise OlError("the suite passes on a placebo whose every method raises: the runs "
+                      "do not reach the implementation, so no score can be trusted")
+    return baseline
+
+
+def run_mutant(suite: Suite, mutant: Mutant, limits: Limits, expected: Sequence[str] | None,
+               cancel: threading.Event | None = None) -> MutantResult:
+    """One mutant's run; a timeout (of the run or of a test) counts only if a re-run agrees."""
+    def once() -> RunResult:
+        return run_suite(suite, mutant.source, timeout=limits.run, test_limit=limits.test,
+                         expected=expected, cancel=cancel)
+
+    run = once()
+    if run.timed_out:
+        run = once()
+    return MutantResult(mutant, run)
+
+
+def run_mutants(suite: Suite, mutants: Iterable[Mutant], limits: Limits,
+                expected: Sequence[str] | None = None,
+                progress: Callable[[MutantResult], None] | None = None,
+                jobs: int | None = None) -> list[MutantResult]:
+    """Every mutant against the suite, spread over the cores; results in catalog order.
+
+    Ctrl-C stops every run still going (their process groups are killed and their
+    folders removed) before KeyboardInterrupt reaches the caller.
+    """
+    mutants = list(mutants)
+    cancel = threading.Event()
+    workers = jobs or max(1, os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(run_mutant, suite, mutant, limits, expected, cancel)
+                   for mutant in mutants]
+        try:
+            results = []
+            for future in futures:
+                result = future.result()
+                if progress is not None:
+                    progress(result)
+                results.append(result)
+        except BaseException:
+            cancel.set()
+            for future in futures:
+                future.cancel()
+            raise
+    return results

@@ -1,0 +1,118 @@
+"""The pytest plugin every graded run loads: one JSON line per event, written as it happens.
+
+It is copied into each run's own folder and loaded with ``-p ol_recorder``; it imports
+nothing of the harness. The engine reads the lines back and trusts a run only when they
+are complete: the collected ids, one outcome per collected test, and a closing line.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import types
+
+import pytest
+
+TEXT_LIMIT = 4000
+KNOWN_PLUGIN_PREFIXES = ("_pytest.", "pytest", "ol_recorder")
+
+
+class TestTimeout(BaseException):
+    """Raised in a test that runs past its limit; not an Exception, so no test swallows it."""
+
+
+def on_alarm(signum, frame) -> None:
+    raise TestTimeout("the test ran past its time limit")
+
+
+class Recorder:
+    def __init__(self, path: str, test_limit: float) -> None:
+        self.out = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the session
+        self.test_limit = test_limit
+        self.outcomes: dict[str, dict] = {}
+        self.exceptions: dict[tuple[str, str], str] = {}
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item):
+        if self.test_limit > 0:
+            signal.signal(signal.SIGALRM, on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, self.test_limit)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def write(self, **record) -> None:
+        self.out.write(json.dumps(record) + "\n")
+        self.out.flush()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.write(kind="collect_error", nodeid=report.nodeid,
+                       text=str(report.longreprtext)[:TEXT_LIMIT])
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session) -> None:
+        self.write(kind="collected", ids=[item.nodeid for item in session.items],
+                   plugins=foreign_plugins(session.config))
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item, call):
+        if call.excinfo is not None:
+            self.exceptions[(item.nodeid, call.when)] = call.excinfo.typename
+        yield
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report) -> None:
+        record = self.outcomes.setdefault(
+            report.nodeid, {"outcome": "passed", "exception": None, "text": "", "seconds": 0.0})
+        record["seconds"] += report.duration
+        if report.when == "call" and hasattr(report, "wasxfail"):
+            record["outcome"] = "xfailed" if report.skipped else "xpassed"
+        elif report.failed:
+            if record["outcome"] in ("passed", "skipped"):
+                record["outcome"] = "failed" if report.when == "call" else "error"
+                record["exception"] = self.exceptions.get((report.nodeid, report.when))
+                record["text"] = str(report.longreprtext)[:TEXT_LIMIT]
+                captured = "".join(content for _, content in report.sections)
+                if captured:
+                    record["text"] += "\n" + captured[-TEXT_LIMIT:]
+        elif report.skipped and record["outcome"] == "passed":
+            record["outcome"] = "skipped"
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logfinish(self, nodeid, location) -> None:
+        record = self.outcomes.pop(nodeid, None)
+        if record is not None:
+            self.write(kind="test", nodeid=nodeid, **record)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus) -> None:
+        self.write(kind="finish", exitstatus=int(exitstatus),
+                   plugins=foreign_plugins(session.config))
+        self.out.close()
+
+
+def foreign_plugins(config) -> list[str]:
+    """Plugins registered that are neither pytest's own nor this recorder."""
+    names = []
+    for plugin in config.pluginmanager.get_plugins():
+        if isinstance(plugin, types.ModuleType):
+            module = plugin.__name__
+        else:
+            module = getattr(plugin, "__module__", None) or type(plugin).__module__
+        if not module.startswith(KNOWN_PLUGIN_PREFIXES) and module != "builtins":
+            names.append(module)
+    return sorted(names)
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--ol-records", required=True, help="where ol's engine reads the run back")
+    parser.addoption("--ol-test-limit", type=float, default=0.0,
+                     help="seconds a test may run before it fails with TestTimeout (0: none)")
+
+
+def pytest_configure(config) -> None:
+    recorder = Recorder(config.getoption("--ol-records"), config.getoption("--ol-test-limit"))
+    config.pluginmanager.register(recorder, "ol_recorder_session")
