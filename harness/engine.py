@@ -18,6 +18,7 @@ whatever its exit status says.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import os
@@ -173,8 +174,8 @@ def execute(run: Path, records: Path, extra: Mapping[str, str], limits: tuple[fl
     timeout, test_limit = limits
     command = [sys.executable, "-s", "-P", "-m", "pytest", "-c", str(run / "pytest.ini"),
                "--rootdir", str(run), "-p", "no:cacheprovider", "--noconftest",
-               "-p", "ol_recorder", "--ol-records", str(records), "--ol-test-limit", str(test_limit),
-               "-q", str(run / "tests")]
+               "-p", "ol_recorder", "--ol-records", str(records),
+               "--ol-test-limit", str(test_limit), "-q", str(run / "tests")]
     log = run / "output.txt"
     with open(log, "wb") as sink:
         process = subprocess.Popen(command, cwd=run / "home", env=clean_environment(run, extra),
@@ -205,10 +206,8 @@ def wait(process: subprocess.Popen, timeout: float,
 
 def kill_group(process: subprocess.Popen) -> None:
     """Kill the run's whole process group, children it forked included."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     process.wait()
 
 
