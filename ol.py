@@ -8,11 +8,15 @@ turns into one paragraph and exit code 2; nothing below ``main`` exits.
 from __future__ import annotations
 
 import argparse
+import difflib
 import enum
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from harness import catalog, mutation
+from harness import catalog, grading, mutation
+from harness import workspace as workspace_module
+from harness.course import REQUIRED_TESTS, THRESHOLD_PERCENT, load_course_tests, needed
 from harness.errors import OlError
 from harness.project import COURSE_TEST_NAMES, MODULES, reference_source
 
@@ -32,11 +36,29 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog="ol", description="The ds.07 grading harness.")
+    parser = Parser(prog="ol", description="The ds.07 grading harness: start, tdd, check, diff.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    mutants = commands.add_parser(
-        "mutants", help="staff: the kill matrix of the course suite against the 18 mutants")
-    mutants.add_argument("module", help="the module id, ds.07")
+
+    def command(name: str, help: str, workspace: bool = True) -> Parser:
+        sub = commands.add_parser(name, help=help, description=help)
+        if name == "tdd":
+            sub.add_argument("phase", choices=("red", "green"),
+                             help="red: your tests against the stub; green: against your tree")
+        sub.add_argument("module", help="the module id: ds.07")
+        if workspace:
+            sub.add_argument("--workspace", type=Path, default=workspace_module.DEFAULT,
+                             metavar="DIR", help="your workspace (default: ./workspace)")
+        return sub
+
+    command("start", "create a workspace: the stub tl_ds/radix.py and a test file to fill")
+    command("tests", "the 11 course tests and what your own tests must do", workspace=False)
+    command("tdd", "run your tests: red against the stub, green against your tree")
+    check = command("check", "grade: the course tests on your tree, your tests on the mutants")
+    check.add_argument("--jobs", type=int, default=None, metavar="N",
+                       help="runs at once (default: one per core)")
+    command("diff", "your tree against the reference, once the course tests pass")
+    command("mutants", "staff: the kill matrix of the course suite against the 18 mutants",
+            workspace=False)
     return parser
 
 
@@ -88,7 +110,228 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     return ExitCode.PASSED if complete == len(results) else ExitCode.NOT_PASSED
 
 
+def open_workspace(args: argparse.Namespace) -> workspace_module.Workspace:
+    check_module(args.module)
+    return workspace_module.Workspace(args.workspace)
+
+
+def table(rows: Sequence[Sequence[str]], head: Sequence[str]) -> None:
+    """Rows under a head, columns padded to the widest cell; the last column is not padded."""
+    widths = [max(len(str(row[i])) for row in (head, *rows)) for i in range(len(head) - 1)]
+    for row in (head, *rows):
+        cells = [f"{cell:<{width}}" for cell, width in zip(row, widths, strict=False)]
+        print("  ".join([*cells, str(row[-1])]).rstrip())
+
+
+def listing(names: Sequence[str], most: int = 3) -> str:
+    shown = ", ".join(map(short, names[:most]))
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+class Progress:
+    """One line on stderr that says what has run, rewritten in place; silent off a terminal."""
+
+    def __init__(self) -> None:
+        self.live = sys.stderr.isatty()
+        self.count = 0
+
+    def __call__(self, line: str) -> None:
+        if self.live:
+            self.count += 1
+            sys.stderr.write(f"\r\033[K  [{self.count}] {line}")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.live and self.count:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    workspace = open_workspace(args)
+    created, kept = workspace.start()
+    for path in created:
+        print(f"created  {path}")
+    for path in kept:
+        print(f"kept     {path} (it exists; ol start never overwrites)")
+    print(f"\nNext: write the six tests named in {workspace.tests}, then run "
+          f"`ol tdd red ds.07{workspace.option()}`.")
+    return ExitCode.PASSED
+
+
+def cmd_tests(args: argparse.Namespace) -> int:
+    check_module(args.module)
+    tests = load_course_tests()
+    print(f"The {len(tests)} course tests of ds.07 (tests/course/test_ds07_radix.py):\n")
+    for test in tests:
+        print(f"{short(test.name)}  [{test.kind}]")
+        print(f"    checks: {test.checks}")
+        print(f"    why:    {test.why}")
+    total = len(catalog.IDS)
+    print("\nYour own tests (rung R3), in tests/test_ds07_radix.py, import only "
+          "`from tl_ds.radix import RadixTree, NodeId, ROOT` and must:")
+    print(f"  - include the six tests {', '.join(REQUIRED_TESTS)};")
+    print("  - pass on the reference and on a second correct tree (no test may rely on what "
+          "the contract leaves open, such as which id a new node gets);")
+    print("  - kill s11 (a locked leaf stays on the eviction list): required;")
+    print(f"  - kill at least {THRESHOLD_PERCENT}% of the {total} planted mutants, that is "
+          f"{needed(total)} of {total}.")
+    return ExitCode.PASSED
+
+
+def cmd_tdd(args: argparse.Namespace) -> int:
+    workspace = open_workspace(args)
+    if args.phase == "red":
+        workspace.require(radix=False, tests=True)
+        report = grading.tdd_red(workspace)
+        print(f"ol tdd red: your tests against the stub ({workspace.tests})")
+    else:
+        workspace.require(radix=True, tests=True)
+        report = grading.tdd_green(workspace)
+        print(f"ol tdd green: your tests against your tree ({workspace.radix})")
+    if report.rows:
+        table([(row.state, short(row.name), row.detail) for row in report.rows],
+              ("state", "test", "why"))
+    if report.problem:
+        print(f"\nThe run says nothing: {report.problem}")
+    counts = {state: sum(row.state == state for row in report.rows)
+              for state in dict.fromkeys(row.state for row in report.rows)}
+    summary = ", ".join(f"{count} {state}" for state, count in counts.items())
+    option = workspace.option()
+    if args.phase == "red":
+        if report.passed:
+            print(f"\nRED: all {len(report.rows)} tests fail on the stub. Next: implement "
+                  f"{workspace.radix}, then run `ol tdd green ds.07{option}`.")
+            return ExitCode.PASSED
+        print(f"\nNOT RED ({summary or 'no tests ran'}): every test must fail on the stub. "
+              "Make a vacuous test assert something the stub gets wrong, fix a broken test's "
+              "own code, then run `ol tdd red ds.07` again.")
+        return ExitCode.NOT_PASSED
+    if report.passed and all(row.state == "green" for row in report.rows):
+        print(f"\nGREEN: all {len(report.rows)} tests pass on your tree. Next: "
+              f"`ol check ds.07{option}`.")
+        return ExitCode.PASSED
+    print(f"\nNOT GREEN ({summary or 'no tests ran'}): fix {workspace.radix} (or a test "
+          f"that asserts the wrong thing) until every test passes; skips and xfails do "
+          "not count.")
+    return ExitCode.NOT_PASSED
+
+
+def print_course(run: mutation.RunResult) -> None:
+    records = {record.name: record for record in run.records}
+    rows, failures = [], []
+    for name in COURSE_TEST_NAMES:
+        record = records.get(name)
+        if record is None:
+            state = run.status.value if run.status is not mutation.Status.OK else "not run"
+        else:
+            state = "pass" if record.outcome == "passed" else "FAIL"
+            if record.broke:
+                failures.append(record)
+        rows.append((state, short(name), ""))
+    table(rows, ("result", "course test", ""))
+    if run.status is not mutation.Status.OK:
+        print(f"  the run did not finish ({run.status.value}): {run.detail}")
+    for record in failures:
+        lines = 60 if record.name == COURSE_TEST_NAMES[-1] else 6
+        print(f"\n  {short(record.name)} failed ({record.exception}):")
+        for line in grading.message(record, lines).splitlines():
+            print(f"    {line}")
+
+
+def verdict(result: grading.Check, option: str) -> str:
+    """One line: PASSED, or what is wrong and what to do first."""
+    total = len(catalog.IDS)
+    if result.passed:
+        return (f"PASSED: the course tests pass and your tests kill {result.kills} of {total} "
+                f"mutants, s11 among them. Next: `ol diff ds.07{option}`.")
+    wrong, todo = [], []
+    if not result.course_passed:
+        wrong.append("course tests fail")
+        todo.append("fix your tree until the course tests pass")
+    if result.problem or result.invalid:
+        wrong.append("grade refused: your tests are invalid")
+        todo.append("make every test pass on a correct tree")
+    if result.missing_names:
+        wrong.append(f"{len(result.missing_names)} required test(s) missing")
+        todo.append(f"add {', '.join(result.missing_names)}")
+    if result.mutants and result.required_survivors:
+        wrong.append("s11 survives")
+        todo.append("add a test that a locked leaf is never evicted")
+    if result.mutants and not result.rate_met:
+        wrong.append(f"{result.kills} of {total} mutants killed, {needed(total)} needed")
+        todo.append("read the hints of the survivors")
+    return f"NOT PASSED: {'; '.join(wrong)}. Next: {todo[0]}, then run `ol check ds.07{option}`."
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    workspace = open_workspace(args)
+    workspace.require(radix=True, tests=True)
+
+    progress = Progress()
+    try:
+        result = grading.check(workspace, progress, args.jobs)
+    finally:
+        progress.close()
+    print(f"ol check ds.07{workspace.option()}\n\n1. The course tests against your tree "
+          f"({workspace.radix}):")
+    print_course(result.course)
+    print(f"\n2. Your tests ({workspace.tests}) on two correct trees:")
+    print(f"  {len(result.on_reference.records)} tests; on the reference: "
+          f"{result.on_reference.status.value}; on the second correct tree: "
+          f"{result.on_second.status.value}")
+    if result.problem:
+        print(f"  {result.problem}")
+    for entry in result.invalid:
+        print(f"  INVALID {short(entry.name)} fails on {entry.where}: {entry.detail}")
+    missing = ", ".join(result.missing_names) or "none"
+    print(f"  required tests missing: {missing}")
+    if result.mutants:
+        graded = "" if result.graded else " (provisional: without the invalid tests)"
+        print(f"\n3. Your tests against the {len(result.mutants)} planted mutants{graded}:")
+        rows = []
+        for done in result.mutants:
+            killers = result.killers(done)
+            state = f"killed by {listing(killers)}" if killers else \
+                f"SURVIVED  hint: {done.mutant.hint}"
+            rows.append((done.mutant.id, done.mutant.title, state))
+        table(rows, ("id", "pitfall", "result"))
+        total = len(result.mutants)
+        s11 = "killed" if not result.required_survivors else "SURVIVED (required)"
+        print(f"\n  kill rate {result.kills} of {total} = {result.kills / total:.0%} "
+              f"(needs {THRESHOLD_PERCENT}%: {needed(total)} of {total}); s11 {s11}")
+    print(f"\n{verdict(result, workspace.option())}")
+    return ExitCode.PASSED if result.passed else ExitCode.NOT_PASSED
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    workspace = open_workspace(args)
+    implementation = workspace.implementation()
+    course = grading.course_run(implementation)
+    if not course.all_passed:
+        failed = len(course.failures) or len(COURSE_TEST_NAMES)
+        print(f"ol diff refuses: {failed} course test(s) fail on your tree, and the reference "
+              f"is shown only to a tree that passes them all. Run `ol check ds.07"
+              f"{workspace.option()}` to see which, and fix them first.")
+        return ExitCode.NOT_PASSED
+    lines = difflib.unified_diff(
+        implementation.splitlines(keepends=True), reference_source().splitlines(keepends=True),
+        fromfile=f"{workspace.radix} (yours)", tofile="reference tl_ds/radix.py")
+    colours = {"+": "\033[32m", "-": "\033[31m", "@": "\033[36m"}
+    colour = sys.stdout.isatty()
+    for line in lines:
+        line = line if line.endswith("\n") else line + "\n"
+        start = colours.get(line[:1]) if colour else None
+        sys.stdout.write(f"{start}{line[:-1]}\033[0m\n" if start else line)
+    return ExitCode.PASSED
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "start": cmd_start,
+    "tests": cmd_tests,
+    "tdd": cmd_tdd,
+    "check": cmd_check,
+    "diff": cmd_diff,
     "mutants": cmd_mutants,
 }
 

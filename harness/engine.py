@@ -163,6 +163,7 @@ def clean_environment(run: Path, extra: Mapping[str, str]) -> dict[str, str]:
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "CI": "true",  # Hypothesis's CI profile: derandomized, no database, no deadline
     }
     env.update(extra)
     return env
@@ -175,7 +176,7 @@ def execute(run: Path, records: Path, extra: Mapping[str, str], limits: tuple[fl
     command = [sys.executable, "-s", "-P", "-m", "pytest", "-c", str(run / "pytest.ini"),
                "--rootdir", str(run), "-p", "no:cacheprovider", "--noconftest",
                "-p", "ol_recorder", "--ol-records", str(records),
-               "--ol-test-limit", str(test_limit), "-q", str(run / "tests")]
+               "--ol-test-limit", str(test_limit), "-q", "--tb=short", str(run / "tests")]
     log = run / "output.txt"
     with open(log, "wb") as sink:
         process = subprocess.Popen(command, cwd=run / "home", env=clean_environment(run, extra),
@@ -264,3 +265,45 @@ def judge(lines: list[str], returncode: int, expected: Iterable[str] | None,
         return crash(f"the exit code {returncode} disagrees with the tests' outcomes")
     ordered = tuple(tests[nodeid] for nodeid in collected)
     return RunResult(Status.OK, ordered, seconds, "", output)
+
+
+PROBE = """\
+import json, sys, traceback
+result = {"ok": False}
+try:
+    import tl_ds.radix as module
+    tree = getattr(module, "RadixTree", None)
+    result = {"ok": isinstance(tree, type), "error": "" if isinstance(tree, type) else
+              "it defines no class RadixTree"}
+except BaseException as error:
+    lines = traceback.format_exception(type(error), error, error.__traceback__)
+    result = {"ok": False, "error": "".join(lines[-3:]).strip()}
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    json.dump(result, out)
+"""
+PROBE_LIMIT = 30.0
+
+
+def probe_import(implementation: str) -> str | None:
+    """Import ``implementation`` as ``tl_ds.radix`` in a fresh process: None, or why it fails."""
+    with tempfile.TemporaryDirectory(prefix="ol-probe-") as folder:
+        run = Path(folder)
+        lay_out(run, Suite(files=()), implementation)
+        answer = run / "probe.json"
+        command = [sys.executable, "-s", "-P", "-c", PROBE, str(answer)]
+        env = clean_environment(run, {"PYTHONPATH": str(run / "impl")})
+        with open(run / "output.txt", "wb") as sink:
+            process = subprocess.Popen(command, cwd=run / "home", env=env,
+                                       stdin=subprocess.DEVNULL, stdout=sink,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                returncode = wait(process, PROBE_LIMIT, None)
+            finally:
+                kill_group(process)
+        if returncode is None:
+            return f"importing it takes more than {PROBE_LIMIT:.0f} s"
+        try:
+            result = json.loads(answer.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return f"importing it ends the interpreter (exit code {returncode})"
+        return None if result.get("ok") is True else str(result.get("error") or "it fails")

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from harness.catalog import Mutant
 from harness.engine import RunResult, Status, Suite, run_suite
@@ -22,6 +23,8 @@ from harness.project import COURSE_TEST_NAMES, COURSE_TESTS, MODEL
 LIMIT_FLOOR = 30.0      # seconds: no run is cut shorter than this
 TEST_LIMIT_FLOOR = 5.0  # seconds: no single test is cut shorter than this
 LIMIT_FACTOR = 5.0      # a mutant's run, and each test, may take this many times the reference's
+
+T = TypeVar("T")
 
 COURSE_IDS = tuple(f"tests/test_ds07_radix.py::{name}" for name in COURSE_TEST_NAMES)
 
@@ -43,6 +46,12 @@ RadixTree.granule = property(_placebo)
 def placebo(reference: str) -> str:
     """The reference with every method replaced by one that raises."""
     return reference + PLACEBO_TAIL
+
+
+def placebo_mutant(reference: str) -> Mutant:
+    """The placebo as a mutant, to run among the real ones: a suite must kill it."""
+    return Mutant("placebo", "every method raises", "nothing works", (), False,
+                  "a suite that passes here never calls the tree", "", placebo(reference))
 
 
 def course_suite(profile: str = "course") -> Suite:
@@ -117,31 +126,40 @@ def run_mutant(suite: Suite, mutant: Mutant, limits: Limits, expected: Sequence[
     return MutantResult(mutant, run)
 
 
-def run_mutants(suite: Suite, mutants: Iterable[Mutant], limits: Limits,
-                expected: Sequence[str] | None = None,
-                progress: Callable[[MutantResult], None] | None = None,
-                jobs: int | None = None) -> list[MutantResult]:
-    """Every mutant against the suite, spread over the cores; results in catalog order.
+def cores() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def run_together(jobs: Sequence[Callable[[threading.Event], T]], workers: int | None = None,
+                 done: Callable[[T], None] | None = None) -> list[T]:
+    """Run ``jobs`` on a thread pool, results in order (``done`` sees each as it is taken).
 
     Ctrl-C stops every run still going (their process groups are killed and their
     folders removed) before KeyboardInterrupt reaches the caller.
     """
-    mutants = list(mutants)
     cancel = threading.Event()
-    workers = jobs or max(1, os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(run_mutant, suite, mutant, limits, expected, cancel)
-                   for mutant in mutants]
+    with ThreadPoolExecutor(max_workers=workers or cores()) as pool:
+        futures = [pool.submit(job, cancel) for job in jobs]
         try:
             results = []
             for future in futures:
-                result = future.result()
-                if progress is not None:
-                    progress(result)
-                results.append(result)
+                results.append(future.result())
+                if done is not None:
+                    done(results[-1])
         except BaseException:
             cancel.set()
             for future in futures:
                 future.cancel()
             raise
     return results
+
+
+def run_mutants(suite: Suite, mutants: Iterable[Mutant], limits: Limits,
+                expected: Sequence[str] | None = None,
+                progress: Callable[[MutantResult], None] | None = None,
+                jobs: int | None = None) -> list[MutantResult]:
+    """Every mutant against the suite, spread over the cores; results in catalog order."""
+    def job(mutant: Mutant) -> Callable[[threading.Event], MutantResult]:
+        return lambda cancel: run_mutant(suite, mutant, limits, expected, cancel)
+
+    return run_together([job(mutant) for mutant in mutants], jobs, progress)

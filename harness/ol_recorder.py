@@ -13,7 +13,15 @@ import types
 
 import pytest
 
-TEXT_LIMIT = 4000
+TEXT_LIMIT = 6000  # characters of a failure's text kept: its head and its tail
+
+
+def cut(text: str, limit: int = TEXT_LIMIT) -> str:
+    """``text`` whole, or its first third and last two thirds around a marker."""
+    if len(text) <= limit:
+        return text
+    head = limit // 3
+    return f"{text[:head]}\n[... {len(text) - limit} characters cut ...]\n{text[-(limit - head):]}"
 KNOWN_PLUGIN_PREFIXES = ("_pytest.", "pytest", "ol_recorder")
 
 
@@ -50,7 +58,7 @@ class Recorder:
     def pytest_collectreport(self, report) -> None:
         if report.failed:
             self.write(kind="collect_error", nodeid=report.nodeid,
-                       text=str(report.longreprtext)[:TEXT_LIMIT])
+                       text=cut(str(report.longreprtext)))
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session) -> None:
@@ -74,10 +82,9 @@ class Recorder:
             if record["outcome"] in ("passed", "skipped"):
                 record["outcome"] = "failed" if report.when == "call" else "error"
                 record["exception"] = self.exceptions.get((report.nodeid, report.when))
-                record["text"] = str(report.longreprtext)[:TEXT_LIMIT]
+                text = str(report.longreprtext)
                 captured = "".join(content for _, content in report.sections)
-                if captured:
-                    record["text"] += "\n" + captured[-TEXT_LIMIT:]
+                record["text"] = cut(f"{text}\n{captured}" if captured else text)
         elif report.skipped and record["outcome"] == "passed":
             record["outcome"] = "skipped"
 

@@ -10,6 +10,7 @@ MODEL = ROOT / "model"
 COURSE_TESTS = ROOT / "tests" / "course"
 MUTANTS = ROOT / "mutants"
 CATALOG = MUTANTS / "catalog.toml"
+SECOND = ROOT / "impl" / "second.py"  # a second correct tree, written apart from the reference
 EXAMPLES = ROOT / "examples"
 MODULES = ("ds.07",)
 

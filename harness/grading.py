@@ -1,0 +1,236 @@
+"""What `ol tdd` and `ol check` decide about a student's workspace, apart from how it is shown.
+
+A check has three stages, each on the engine:
+
+1. the course tests against the student's tree;
+2. the student's tests against two correct trees, the reference and a second one written
+   apart from it (a test that fails on either is invalid: it asserts something the
+   contract does not say, or sniffs one implementation);
+3. the student's tests against the 18 planted mutants, counting only valid tests.
+
+A mutant is killed when a valid test fails or errors on it, or its run times out (twice)
+or crashes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from harness import catalog, mutation
+from harness.course import REQUIRED_TESTS, meets_threshold
+from harness.engine import RunResult, Status, TestRecord, run_suite
+from harness.errors import OlError
+from harness.project import SECOND, reference_source
+from harness.workspace import Workspace, stub_source
+
+COURSE_LIMIT = 600.0       # seconds for the course suite on a student's tree: slow trees pass
+COURSE_TEST_LIMIT = 240.0  # seconds for one course test on it
+STUDENT_LIMIT = 300.0      # seconds for the student's tests on a correct tree
+STUDENT_TEST_LIMIT = 60.0  # seconds for one of them
+RED = ("NotImplementedError", "AssertionError", "Failed")  # Failed: pytest.fail, pytest.raises
+
+def base_name(record: TestRecord) -> str:
+    """The test function's name, without parameters."""
+    return record.name.split("[", 1)[0]
+
+
+def message(record: TestRecord, lines: int = 1) -> str:
+    """The failure's own words: its first ``lines`` ``E`` lines, or the text's last lines."""
+    said = [line[1:].strip() for line in record.text.splitlines() if line.startswith("E ")]
+    said = [line for line in said if line] or [
+        line.strip() for line in record.text.strip().splitlines()[-lines:]]
+    return "\n".join(said[:lines]) if said else (record.exception or record.outcome)
+
+
+def no_tests(workspace: Workspace) -> OlError:
+    return OlError(f"{workspace.tests} holds no tests: write functions named test_... "
+                   f"(the six required ones are listed by `ol tests ds.07`), then run the "
+                   "command again")
+
+
+def collection_problem(run: RunResult) -> str:
+    return f"the test file does not import: {run.detail.strip().splitlines()[-1:]}"
+
+
+# --- ol tdd red / green ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    state: str      # red, vacuous, broken, skipped; green, failing
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class TddReport:
+    rows: tuple[Row, ...]
+    problem: str = ""  # why the run as a whole says nothing (a crash, a collection error)
+
+    @property
+    def passed(self) -> bool:
+        wanted = "red" if any(row.state in ("red", "vacuous") for row in self.rows) else "green"
+        return (not self.problem and bool(self.rows)
+                and all(row.state == wanted for row in self.rows)) if self.rows else False
+
+
+def run_students_tests(workspace: Workspace, implementation: str) -> RunResult:
+    suite = workspace.suite()
+    run = run_suite(suite, implementation, timeout=STUDENT_LIMIT, test_limit=STUDENT_TEST_LIMIT)
+    if run.status is Status.OK and not run.records:
+        raise no_tests(workspace)
+    return run
+
+
+def run_problem(run: RunResult) -> str:
+    if run.status is Status.COLLECTION_ERROR:
+        return collection_problem(run)
+    if run.status is not Status.OK:
+        return f"the run did not finish ({run.status.value}): {run.detail}"
+    return ""
+
+
+def tdd_red(workspace: Workspace) -> TddReport:
+    run = run_students_tests(workspace, stub_source())
+    rows = []
+    for record in run.records:
+        if record.outcome == "passed":
+            rows.append(Row(record.name, "vacuous", "passes on the stub: it checks nothing "
+                                                    "the stub gets wrong"))
+        elif record.outcome in ("skipped", "xfailed", "xpassed"):
+            rows.append(Row(record.name, "skipped", f"{record.outcome}: a test must run to be red"))
+        elif record.exception in RED:
+            rows.append(Row(record.name, "red", f"{record.exception}"))
+        else:
+            rows.append(Row(record.name, "broken", f"{record.exception}: {message(record)}"))
+    return TddReport(tuple(rows), run_problem(run))
+
+
+def tdd_green(workspace: Workspace) -> TddReport:
+    implementation = workspace.implementation()
+    run = run_students_tests(workspace, implementation)
+    rows = tuple(
+        Row(record.name, "green") if record.outcome == "passed" else
+        Row(record.name, "failing", f"{record.outcome}: {message(record)}"
+            if record.broke else f"{record.outcome}: only a pass is green")
+        for record in run.records)
+    return TddReport(rows, run_problem(run))
+
+
+# --- ol check --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Invalid:
+    name: str
+    where: str      # "the reference", "the second correct tree"
+    detail: str
+
+
+@dataclass
+class Check:
+    course: RunResult
+    on_reference: RunResult
+    on_second: RunResult
+    invalid: list[Invalid] = field(default_factory=list)
+    problem: str = ""           # why the student's tests cannot be graded at all
+    mutants: list[mutation.MutantResult] = field(default_factory=list)
+    names: tuple[str, ...] = ()  # the student's test names, without parameters
+
+    @property
+    def course_passed(self) -> bool:
+        return self.course.all_passed
+
+    @property
+    def invalid_names(self) -> set[str]:
+        return {entry.name for entry in self.invalid}
+
+    def killers(self, result: mutation.MutantResult) -> tuple[str, ...]:
+        """The valid tests that failed on the mutant, or how its run ended."""
+        if result.run.status is not Status.OK:
+            return (result.run.status.value,)
+        return tuple(name for name in result.killers if name not in self.invalid_names)
+
+    def killed(self, result: mutation.MutantResult) -> bool:
+        return bool(self.killers(result))
+
+    @property
+    def kills(self) -> int:
+        return sum(map(self.killed, self.mutants))
+
+    @property
+    def missing_names(self) -> tuple[str, ...]:
+        return tuple(name for name in REQUIRED_TESTS if name not in self.names)
+
+    @property
+    def required_survivors(self) -> tuple[str, ...]:
+        return tuple(result.mutant.id for result in self.mutants
+                     if result.mutant.required and not self.killed(result))
+
+    @property
+    def rate_met(self) -> bool:
+        return meets_threshold(self.kills, len(self.mutants))
+
+    @property
+    def graded(self) -> bool:
+        """The student's tests are valid, so their mutation score counts."""
+        return not self.problem and not self.invalid and bool(self.mutants)
+
+    @property
+    def passed(self) -> bool:
+        return (self.course_passed and self.graded and not self.missing_names
+                and not self.required_survivors and self.rate_met)
+
+
+def course_run(implementation: str, cancel: threading.Event | None = None) -> RunResult:
+    """The 11 course tests against a student's tree, shrinking a failure to its steps."""
+    return run_suite(mutation.course_suite("course"), implementation, timeout=COURSE_LIMIT,
+                     test_limit=COURSE_TEST_LIMIT, expected=mutation.COURSE_IDS, cancel=cancel)
+
+
+def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
+          jobs: int | None = None) -> Check:
+    implementation = workspace.implementation()
+    suite = workspace.suite()
+    reference, second = reference_source(), SECOND.read_text(encoding="utf-8")
+    workers = jobs or mutation.cores()
+
+    def course(cancel: threading.Event) -> RunResult:
+        return course_run(implementation, cancel)
+
+    def students(tree: str) -> Callable[[threading.Event], RunResult]:
+        return lambda cancel: run_suite(suite, tree, timeout=STUDENT_LIMIT,
+                                        test_limit=STUDENT_TEST_LIMIT, cancel=cancel)
+
+    runs = mutation.run_together([course, students(reference), students(second)], workers)
+    result = Check(*runs)
+    on_reference = result.on_reference
+    if on_reference.status is Status.OK and not on_reference.records:
+        raise no_tests(workspace)
+    if progress is not None:
+        progress("the course tests and your tests on the two correct trees have run")
+    result.names = tuple(dict.fromkeys(map(base_name, on_reference.records)))
+    for where, run in (("the reference", on_reference), ("the second correct tree",
+                                                         result.on_second)):
+        result.invalid.extend(Invalid(record.name, where, f"{record.outcome}: {message(record)}")
+                              for record in run.failures)
+        if run.status is not Status.OK and not result.problem:
+            result.problem = f"on {where}, {run_problem(run)}"
+    valid = [record for record in on_reference.records
+             if record.name not in result.invalid_names]
+    if result.problem or not valid:
+        return result
+    expected = [record.nodeid for record in on_reference.records]
+    limits = mutation.Limits.from_reference(on_reference)
+
+    def each(done: mutation.MutantResult) -> None:
+        if progress is not None:
+            state = "killed" if result.killed(done) else "survived"
+            progress(f"mutant {done.mutant.id}: {state}")
+
+    planted = (*catalog.load_catalog(), mutation.placebo_mutant(reference))
+    *result.mutants, dummy = mutation.run_mutants(suite, planted, limits, expected, each, workers)
+    if not result.killed(dummy):
+        result.problem = ("your tests pass on a tree whose every method raises: they never "
+                          "reach tl_ds.radix, so they cannot grade it")
+    return result

@@ -1,0 +1,82 @@
+"""A radix tree over token ids: the prefix cache of an LLM server (course module ds.07).
+
+This is your stub, written by `ol start ds.07`: the whole interface, nothing of the tree.
+`__init__` works; every other method raises NotImplementedError until you write it. The
+chapter (section 2) describes the tree; `ol tests ds.07` lists what the course checks.
+
+    NodeId = int, ROOT = 0
+    RadixTree(granule)          ValueError unless granule >= 1
+    insert(key, values)         -> (node, values handed back); ValueError unless
+                                   len(values) * granule == len(key)
+    match_prefix(key)           -> (tokens matched, path of node ids, ROOT excluded)
+    lock(id) / unlock(id)       pin a node and its ancestors; RuntimeError on an unmatched unlock
+    evict(n, f)                 free at least n values from the oldest unlocked leaves, calling f
+                                on each; -> the number freed
+    any id that is not a live node: KeyError
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+NodeId = int
+
+ROOT: NodeId = 0
+
+
+class RadixTree(Generic[V]):
+    def __init__(self, granule: int) -> None:
+        if granule < 1:
+            raise ValueError(f"the granule must be at least 1, not {granule}")
+        self._granule = granule
+
+    @property
+    def granule(self) -> int:
+        raise NotImplementedError("RadixTree.granule")
+
+    def __len__(self) -> int:
+        raise NotImplementedError("RadixTree.__len__")
+
+    def is_empty(self) -> bool:
+        raise NotImplementedError("RadixTree.is_empty")
+
+    def node_count(self) -> int:
+        raise NotImplementedError("RadixTree.node_count")
+
+    def key(self, id: NodeId) -> Sequence[int]:
+        raise NotImplementedError("RadixTree.key")
+
+    def values(self, id: NodeId) -> Sequence[V]:
+        raise NotImplementedError("RadixTree.values")
+
+    def parent(self, id: NodeId) -> NodeId | None:
+        raise NotImplementedError("RadixTree.parent")
+
+    def children(self, id: NodeId) -> list[NodeId]:
+        raise NotImplementedError("RadixTree.children")
+
+    def child_count(self, id: NodeId) -> int:
+        raise NotImplementedError("RadixTree.child_count")
+
+    def lock_count(self, id: NodeId) -> int:
+        raise NotImplementedError("RadixTree.lock_count")
+
+    def lru_order(self) -> list[NodeId]:
+        raise NotImplementedError("RadixTree.lru_order")
+
+    def match_prefix(self, key: Sequence[int]) -> tuple[int, list[NodeId]]:
+        raise NotImplementedError("RadixTree.match_prefix")
+
+    def insert(self, key: Sequence[int], values: Sequence[V]) -> tuple[NodeId, list[V]]:
+        raise NotImplementedError("RadixTree.insert")
+
+    def lock(self, id: NodeId) -> None:
+        raise NotImplementedError("RadixTree.lock")
+
+    def unlock(self, id: NodeId) -> None:
+        raise NotImplementedError("RadixTree.unlock")
+
+    def evict(self, n: int, f: Callable[[V], None]) -> int:
+        raise NotImplementedError("RadixTree.evict")

@@ -1,0 +1,117 @@
+"""A student's workspace: where its files are, and what `ol start` writes into it.
+
+    WORKSPACE/tl_ds/__init__.py          created if missing, never rewritten
+    WORKSPACE/tl_ds/radix.py             the student's tree (the stub at first)
+    WORKSPACE/tests/test_ds07_radix.py   the student's tests
+
+Nothing here ever changes a file that exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import engine
+from harness.course import REQUIRED_TESTS
+from harness.errors import OlError
+
+DEFAULT = Path("workspace")
+STUB = Path(__file__).with_name("stub_radix.py")
+TEST_FILE = Path("tests") / "test_ds07_radix.py"
+
+TESTS_TEMPLATE = '''"""My tests of tl_ds.radix (ds.07, rung R3), graded by the mutants they kill.
+
+Import only `from tl_ds.radix import RadixTree, NodeId, ROOT`. `ol check ds.07` needs these
+six tests; together your tests must kill at least 70% of the 18 planted mutants, and s11
+(a locked leaf stays on the eviction list) among them:
+
+{names}
+
+Write them, run `ol tdd red ds.07` (every test must fail on the stub), implement
+tl_ds/radix.py, then `ol tdd green ds.07` and `ol check ds.07`.
+"""
+'''
+
+
+def stub_source() -> str:
+    return STUB.read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+
+    @property
+    def package(self) -> Path:
+        return self.root / "tl_ds"
+
+    @property
+    def radix(self) -> Path:
+        return self.package / "radix.py"
+
+    @property
+    def tests(self) -> Path:
+        return self.root / TEST_FILE
+
+    def option(self) -> str:
+        """The --workspace option that names this workspace in a command to run next."""
+        return "" if self.root == DEFAULT else f" --workspace {self.root}"
+
+    def start(self) -> tuple[list[Path], list[Path]]:
+        """Write what is missing; (created, already there). Never overwrites."""
+        wanted = {
+            self.package / "__init__.py": "",
+            self.radix: stub_source(),
+            self.tests: TESTS_TEMPLATE.format(
+                names="\n".join(f"    {name}" for name in REQUIRED_TESTS)),
+        }
+        created, kept = [], []
+        for path, text in wanted.items():
+            if path.exists() or path.is_symlink():
+                kept.append(path)
+                continue
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with open(path, "x", encoding="utf-8") as out:
+                    out.write(text)
+            except OSError as error:
+                raise OlError(f"cannot create {path}: {error.strerror}. Choose a folder you "
+                              "can write to with --workspace DIR.") from None
+            created.append(path)
+        return created, kept
+
+    def require(self, *, radix: bool, tests: bool) -> None:
+        """OlError, saying what to run, unless the workspace has the files a command needs."""
+        start = f"`ol start ds.07{self.option()}`"
+        if not self.root.is_dir():
+            raise OlError(f"there is no workspace at {self.root}: run {start} to create one "
+                          "(or pass --workspace DIR to name yours)")
+        needs = [path for path, wanted in ((self.radix, radix), (self.tests, tests))
+                 if wanted and not path.is_file()]
+        if needs:
+            raise OlError(f"{' and '.join(map(str, needs))} missing from the workspace: run "
+                          f"{start}, which writes only what is missing")
+
+    def read(self, path: Path) -> str:
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise OlError(f"cannot read {path}: {error}. Save it as UTF-8 text.") from None
+
+    def implementation(self) -> str:
+        """The student's radix.py, after proving in a fresh process that it imports."""
+        self.require(radix=True, tests=False)
+        text = self.read(self.radix)
+        problem = engine.probe_import(text)
+        if problem is not None:
+            raise OlError(f"{self.radix} does not import as tl_ds.radix: {problem}\n"
+                          "Fix it (run `python -c 'import tl_ds.radix'` in the workspace "
+                          "to see the whole error) and run the command again.")
+        return text
+
+    def suite(self) -> engine.Suite:
+        """The student's tests, as a suite the engine runs."""
+        self.require(radix=False, tests=True)
+        self.read(self.tests)
+        return engine.Suite(files=(self.tests,))
