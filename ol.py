@@ -193,7 +193,9 @@ def cmd_tdd(args: argparse.Namespace) -> int:
         table([(row.state, short(row.name), row.detail) for row in report.rows],
               ("state", "test", "why"))
     if report.problem:
-        print(f"\nThe run says nothing: {report.problem}")
+        print(f"\nBROKEN: {report.problem}. Fix it, then run `ol tdd {args.phase} ds.07"
+              f"{workspace.option()}` again.")
+        return ExitCode.NOT_PASSED
     counts = {state: sum(row.state == state for row in report.rows)
               for state in dict.fromkeys(row.state for row in report.rows)}
     summary = ", ".join(f"{count} {state}" for state, count in counts.items())

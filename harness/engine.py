@@ -269,15 +269,17 @@ def judge(lines: list[str], returncode: int, expected: Iterable[str] | None,
 
 PROBE = """\
 import json, sys, traceback
-result = {"ok": False}
 try:
     import tl_ds.radix as module
     tree = getattr(module, "RadixTree", None)
-    result = {"ok": isinstance(tree, type), "error": "" if isinstance(tree, type) else
-              "it defines no class RadixTree"}
+    result = {"ok": isinstance(tree, type),
+              "error": "" if isinstance(tree, type) else "it defines no class RadixTree"}
 except BaseException as error:
-    lines = traceback.format_exception(type(error), error, error.__traceback__)
-    result = {"ok": False, "error": "".join(lines[-3:]).strip()}
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if frame.filename.endswith("radix.py")]
+    where = f"line {frames[-1].lineno}: {frames[-1].line}\\n" if frames else ""
+    said = "".join(traceback.format_exception_only(type(error), error)).rstrip()
+    result = {"ok": False, "error": where + said.replace(sys.argv[2], "")}
 with open(sys.argv[1], "w", encoding="utf-8") as out:
     json.dump(result, out)
 """
@@ -290,7 +292,7 @@ def probe_import(implementation: str) -> str | None:
         run = Path(folder)
         lay_out(run, Suite(files=()), implementation)
         answer = run / "probe.json"
-        command = [sys.executable, "-s", "-P", "-c", PROBE, str(answer)]
+        command = [sys.executable, "-s", "-P", "-c", PROBE, str(answer), f"{run}/impl/"]
         env = clean_environment(run, {"PYTHONPATH": str(run / "impl")})
         with open(run / "output.txt", "wb") as sink:
             process = subprocess.Popen(command, cwd=run / "home", env=env,

@@ -14,6 +14,7 @@ or crashes.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,14 +22,14 @@ from dataclasses import dataclass, field
 from harness import catalog, mutation
 from harness.course import REQUIRED_TESTS, meets_threshold
 from harness.engine import RunResult, Status, TestRecord, run_suite
-from harness.errors import OlError
 from harness.project import SECOND, reference_source
-from harness.workspace import Workspace, stub_source
+from harness.workspace import Workspace, no_tests, stub_source
 
 COURSE_LIMIT = 600.0       # seconds for the course suite on a student's tree: slow trees pass
 COURSE_TEST_LIMIT = 240.0  # seconds for one course test on it
 STUDENT_LIMIT = 300.0      # seconds for the student's tests on a correct tree
 STUDENT_TEST_LIMIT = 60.0  # seconds for one of them
+RUN_FOLDER = re.compile(r"/\S*?ol-run-[^/]+/")  # the temporary folder a run's paths start with
 RED = ("NotImplementedError", "AssertionError", "Failed")  # Failed: pytest.fail, pytest.raises
 
 def base_name(record: TestRecord) -> str:
@@ -44,14 +45,12 @@ def message(record: TestRecord, lines: int = 1) -> str:
     return "\n".join(said[:lines]) if said else (record.exception or record.outcome)
 
 
-def no_tests(workspace: Workspace) -> OlError:
-    return OlError(f"{workspace.tests} holds no tests: write functions named test_... "
-                   f"(the six required ones are listed by `ol tests ds.07`), then run the "
-                   "command again")
-
-
 def collection_problem(run: RunResult) -> str:
-    return f"the test file does not import: {run.detail.strip().splitlines()[-1:]}"
+    said = [line[1:].strip() for line in run.detail.splitlines() if line.startswith("E ")]
+    said = [line for line in said if line] or run.detail.strip().splitlines()[-1:]
+    where = [line for line in said if line.startswith("File ")]
+    text = " ".join(where[-1:] + said[-1:])
+    return f"the test file does not import: {RUN_FOLDER.sub('', text)}"
 
 
 # --- ol tdd red / green ----------------------------------------------------------------------
@@ -103,7 +102,7 @@ def tdd_red(workspace: Workspace) -> TddReport:
         elif record.exception in RED:
             rows.append(Row(record.name, "red", f"{record.exception}"))
         else:
-            rows.append(Row(record.name, "broken", f"{record.exception}: {message(record)}"))
+            rows.append(Row(record.name, "broken", message(record)))
     return TddReport(tuple(rows), run_problem(run))
 
 

@@ -9,6 +9,7 @@ Nothing here ever changes a file that exists.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,13 +106,38 @@ class Workspace:
         text = self.read(self.radix)
         problem = engine.probe_import(text)
         if problem is not None:
-            raise OlError(f"{self.radix} does not import as tl_ds.radix: {problem}\n"
-                          "Fix it (run `python -c 'import tl_ds.radix'` in the workspace "
-                          "to see the whole error) and run the command again.")
+            said = "\n".join(f"    {line}" for line in problem.splitlines())
+            raise OlError(f"{self.radix} does not import as tl_ds.radix:\n{said}\nFix it "
+                          "(`python -c 'import tl_ds.radix'` in the workspace shows the whole "
+                          "error), then run the command again.")
         return text
 
     def suite(self) -> engine.Suite:
-        """The student's tests, as a suite the engine runs."""
+        """The student's tests, as a suite the engine runs; OlError when it names no test."""
         self.require(radix=False, tests=True)
-        self.read(self.tests)
+        if not names_a_test(self.read(self.tests)):
+            raise no_tests(self)
         return engine.Suite(files=(self.tests,))
+
+
+def names_a_test(source: str) -> bool:
+    """False when the module surely binds no ``test...`` name; a syntax error is the run's."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return True
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update(alias.asname or alias.name for alias in node.names)
+        else:
+            names.update(target.id for target in ast.walk(node) if isinstance(target, ast.Name)
+                         and isinstance(target.ctx, ast.Store))
+    return any(name.lower().startswith("test") or name == "*" for name in names)
+
+
+def no_tests(workspace: Workspace) -> OlError:
+    return OlError(f"{workspace.tests} holds no tests: write functions named test_... "
+                   "(`ol tests ds.07` lists the six required ones), then run the command again.")

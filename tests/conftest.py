@@ -8,7 +8,11 @@ import yields for each run; in this project's own run it is the reference, loade
 from __future__ import annotations
 
 import importlib.util
+import os
+import signal
+import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -28,3 +32,28 @@ def _load_reference_as_tl_ds() -> None:
 
 def pytest_configure(config) -> None:
     _load_reference_as_tl_ds()
+
+
+def git_status() -> str:
+    """The checkout's changes and untracked files: what a run of ``ol`` must never add to."""
+    done = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                          cwd=REFERENCE.parent.parent, capture_output=True, text=True)
+    return done.stdout
+
+
+def interrupt(argv: list[str], scratch: Path, cwd: Path) -> tuple[int, str]:
+    """Start ``ol argv``, press Ctrl-C once a run's folder exists; (exit code, stderr).
+
+    The runs' temporary folders go to ``scratch``, which must be empty afterwards.
+    """
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    process = subprocess.Popen([sys.executable, str(REFERENCE.parent.parent / "ol.py"), *argv],
+                               cwd=cwd, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(scratch.glob("ol-run-*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    return process.returncode, err

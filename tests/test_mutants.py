@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
-import signal
 import subprocess
-import sys
-import time
 
 import pytest
+from conftest import git_status, interrupt
 
 import ol
 from harness import catalog, mutation
@@ -119,27 +116,12 @@ def test_ol_mutants_refuses_an_unknown_module(capsys):
     assert "unknown module id 'ds.99'" in capsys.readouterr().err
 
 
-def git_status() -> str:
-    done = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
-                          cwd=ROOT, capture_output=True, text=True)
-    return done.stdout
-
-
 def test_ctrl_c_in_the_middle_of_ol_mutants_leaves_nothing_behind(tmp_path):
     before = git_status()
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    env = {**os.environ, "TMPDIR": str(scratch)}
-    process = subprocess.Popen([sys.executable, str(ROOT / "ol.py"), "mutants", "ds.07"],
-                               cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not list(scratch.glob("ol-run-*")) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.0)
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
-    assert process.returncode == ol.ExitCode.INTERRUPTED, err
+    code, err = interrupt(["mutants", "ds.07"], scratch, ROOT)
+    assert code == ol.ExitCode.INTERRUPTED, err
     assert "interrupted" in err and "Traceback" not in err
     assert list(scratch.iterdir()) == []
     assert git_status() == before

@@ -6,7 +6,6 @@ depends on which id a new node gets.
 """
 
 import pytest
-
 from tl_ds.radix import ROOT, RadixTree
 
 

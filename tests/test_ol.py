@@ -1,0 +1,315 @@
+"""The student's commands, called as ``ol.main([...])`` in this process.
+
+Each test reads what a student reads: the exit code and the lines on stdout and stderr.
+The slow runs (`ol check` on the two bundled examples) happen once per module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import git_status, interrupt
+
+import ol
+from harness.course import REQUIRED_TESTS, meets_threshold, needed
+from harness.project import COURSE_TEST_NAMES, EXAMPLES, ROOT
+
+PASSING = EXAMPLES / "passing"
+FAILING = EXAMPLES / "failing"
+TREE = (PASSING / "tl_ds" / "radix.py").read_text(encoding="utf-8")
+
+
+def ol_run(*argv: str | Path) -> tuple[int, str, str]:
+    """``ol argv`` in process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = ol.main([str(arg) for arg in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def bad_input(*argv: str | Path) -> str:
+    """Run ``ol argv``, which must refuse it with exit 2 and no traceback; its message."""
+    code, out, err = ol_run(*argv)
+    assert code == ol.ExitCode.BAD_INPUT, (out, err)
+    assert "Traceback" not in out + err
+    assert err.startswith("ol: ")
+    return err
+
+
+@pytest.fixture
+def workspace(tmp_path) -> Path:
+    """A fresh workspace from `ol start`, with the passing example's tests and tree."""
+    root = tmp_path / "ws"
+    assert ol_run("start", "ds.07", "--workspace", root)[0] == ol.ExitCode.PASSED
+    shutil.copy(PASSING / "tests" / "test_ds07_radix.py", root / "tests" / "test_ds07_radix.py")
+    (root / "tl_ds" / "radix.py").write_text(TREE, encoding="utf-8")
+    return root
+
+
+def write_tests(root: Path, body: str) -> None:
+    (root / "tests" / "test_ds07_radix.py").write_text(body, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def checked() -> dict[str, tuple[int, str, str]]:
+    before = git_status()
+    runs = {name: ol_run("check", "ds.07", "--workspace", EXAMPLES / name)
+            for name in ("passing", "failing")}
+    assert git_status() == before
+    return runs
+
+
+# --- ol start ---------------------------------------------------------------------------------
+
+def test_start_writes_the_stub_the_package_and_a_test_file_naming_the_six_tests(tmp_path):
+    root = tmp_path / "ws"
+    code, out, _ = ol_run("start", "ds.07", "--workspace", root)
+    assert code == ol.ExitCode.PASSED
+    assert (root / "tl_ds" / "__init__.py").read_text() == ""
+    stub = (root / "tl_ds" / "radix.py").read_text()
+    assert "class RadixTree" in stub and "NotImplementedError" in stub
+    tests = (root / "tests" / "test_ds07_radix.py").read_text()
+    assert all(name in tests for name in REQUIRED_TESTS) and "def test" not in tests
+    assert out.count("created") == 3
+    assert out.splitlines()[-1].startswith("Next: write the six tests")
+    assert f"`ol tdd red ds.07 --workspace {root}`" in out
+
+
+def test_start_never_overwrites_a_file_and_names_what_it_kept(tmp_path):
+    root = tmp_path / "ws"
+    (root / "tl_ds").mkdir(parents=True)
+    (root / "tl_ds" / "radix.py").write_text("# my work\n")
+    code, out, _ = ol_run("start", "ds.07", "--workspace", root)
+    assert code == ol.ExitCode.PASSED
+    assert (root / "tl_ds" / "radix.py").read_text() == "# my work\n"
+    assert f"kept     {root / 'tl_ds' / 'radix.py'}" in out
+    assert out.count("created") == 2
+
+
+def test_the_stub_constructs_and_every_other_method_raises_not_implemented(tmp_path):
+    root = tmp_path / "ws"
+    ol_run("start", "ds.07", "--workspace", root)
+    namespace: dict = {}
+    exec((root / "tl_ds" / "radix.py").read_text(), namespace)
+    tree = namespace["RadixTree"](2)
+    with pytest.raises(ValueError):
+        namespace["RadixTree"](0)
+    for call in (lambda: len(tree), lambda: tree.insert([1, 2], ["a"]), lambda: tree.granule,
+                 lambda: tree.match_prefix([1]), lambda: tree.evict(1, print),
+                 lambda: tree.lru_order(), lambda: tree.lock(1), lambda: tree.key(1)):
+        with pytest.raises(NotImplementedError):
+            call()
+
+
+# --- ol tests ---------------------------------------------------------------------------------
+
+def test_tests_lists_the_eleven_course_tests_and_the_rung():
+    code, out, _ = ol_run("tests", "ds.07")
+    assert code == ol.ExitCode.PASSED
+    for name in COURSE_TEST_NAMES:
+        assert f"{name.removeprefix('test_')}  [" in out
+    assert "[property]" in out and "why:" in out
+    assert all(name in out for name in REQUIRED_TESTS)
+    assert "kill s11" in out and "at least 70% of the 18 planted mutants, that is 13 of 18" in out
+
+
+# --- ol tdd -----------------------------------------------------------------------------------
+
+def test_tdd_red_passes_when_every_test_fails_on_the_stub(workspace):
+    code, out, _ = ol_run("tdd", "red", "ds.07", "--workspace", workspace)
+    assert code == ol.ExitCode.PASSED, out
+    assert "RED: all 12 tests fail on the stub." in out
+    assert f"`ol tdd green ds.07 --workspace {workspace}`" in out
+
+
+def test_tdd_red_names_vacuous_broken_and_skipped_tests(workspace):
+    write_tests(workspace, (
+        "import pytest\nfrom tl_ds.radix import RadixTree\n"
+        "def test_split_by_hand(): RadixTree(1).insert([1], ['a'])\n"
+        "def test_fails_by_hand(): pytest.fail('not yet')\n"
+        "def test_asserts_nothing(): RadixTree(1)\n"
+        "def test_misspelt(): RadixTre(1)\n"
+        "def test_wrong_call(): RadixTree()\n"
+        "@pytest.mark.skip\ndef test_skipped(): pass\n"))
+    code, out, _ = ol_run("tdd", "red", "ds.07", "--workspace", workspace)
+    assert code == ol.ExitCode.NOT_PASSED
+    lines = {line.split()[1]: line.split()[0] for line in out.splitlines()[2:8]}
+    assert lines == {"split_by_hand": "red", "fails_by_hand": "red", "asserts_nothing": "vacuous",
+                     "misspelt": "broken", "wrong_call": "broken", "skipped": "skipped"}
+    assert "NameError: name 'RadixTre' is not defined" in out
+    assert "NOT RED (2 red, 1 vacuous, 2 broken, 1 skipped)" in out
+
+
+def test_tdd_red_calls_a_test_file_that_does_not_import_broken(workspace):
+    write_tests(workspace, "def test_split_by_hand(:\n    pass\n")
+    code, out, _ = ol_run("tdd", "red", "ds.07", "--workspace", workspace)
+    assert code == ol.ExitCode.NOT_PASSED
+    assert 'BROKEN: the test file does not import: File "tests/test_ds07_radix.py", line 1' in out
+
+
+def test_tdd_green_passes_when_every_test_passes_on_the_students_tree(workspace):
+    code, out, _ = ol_run("tdd", "green", "ds.07", "--workspace", workspace)
+    assert code == ol.ExitCode.PASSED, out
+    assert "GREEN: all 12 tests pass on your tree." in out
+
+
+def test_tdd_green_does_not_count_a_skip_or_a_failure_as_green(workspace):
+    write_tests(workspace, (
+        "import pytest\nfrom tl_ds.radix import RadixTree\n"
+        "def test_split_by_hand(): assert len(RadixTree(1)) == 0\n"
+        "def test_wrong(): assert len(RadixTree(1)) == 1\n"
+        "@pytest.mark.skip\ndef test_skipped(): pass\n"))
+    code, out, _ = ol_run("tdd", "green", "ds.07", "--workspace", workspace)
+    assert code == ol.ExitCode.NOT_PASSED
+    assert "NOT GREEN (1 green, 2 failing)" in out
+    assert "skipped: only a pass is green" in out
+
+
+# --- ol check ---------------------------------------------------------------------------------
+
+def test_check_passes_the_passing_example_with_every_table(checked):
+    code, out, err = checked["passing"]
+    assert code == ol.ExitCode.PASSED, out + err
+    assert out.count("\npass    ") == len(COURSE_TEST_NAMES)
+    assert "12 tests; on the reference: ok; on the second correct tree: ok" in out
+    assert "required tests missing: none" in out
+    assert "kill rate 18 of 18 = 100% (needs 70%: 13 of 18); s11 killed" in out
+    assert out.splitlines()[-1].startswith("PASSED: the course tests pass")
+    assert "Traceback" not in out + err
+
+
+def test_check_fails_the_failing_example_and_says_why(checked):
+    code, out, err = checked["failing"]
+    assert code == ol.ExitCode.NOT_PASSED, out + err
+    assert "FAIL    locks_pin_the_path" in out
+    assert "model_based_against_a_naive_map failed" in out
+    assert "Falsifying example:" in out and "state = RadixMachine()" in out
+    assert "INVALID new_nodes_take_the_next_ids fails on the second correct tree" in out
+    assert "(provisional: without the invalid tests)" in out
+    assert ("required tests missing: test_insert_hands_back_the_stored_part, "
+            "test_locks_pin_ancestors, test_parent_becomes_evictable") in out
+    assert "SURVIVED (required)" in out
+    assert any(line.startswith("s11 ") and "SURVIVED  hint:" in line
+               for line in out.splitlines())
+    last = out.splitlines()[-1]
+    assert last.startswith("NOT PASSED: course tests fail; grade refused")
+    assert "Next: fix your tree until the course tests pass" in last
+
+
+def test_a_test_that_fails_on_the_reference_is_invalid_and_refuses_the_grade(workspace):
+    with (workspace / "tests" / "test_ds07_radix.py").open("a") as out:
+        out.write("\n\ndef test_asks_too_much():\n    assert len(RadixTree(1)) == 1\n")
+    code, out, _ = ol_run("check", "ds.07", "--workspace", workspace)
+    assert code == ol.ExitCode.NOT_PASSED
+    assert "INVALID asks_too_much fails on the reference" in out
+    assert "INVALID asks_too_much fails on the second correct tree" in out
+    assert "kill rate 18 of 18" in out and "(provisional" in out
+    assert "grade refused: your tests are invalid" in out.splitlines()[-1]
+
+
+def test_tests_that_never_reach_the_tree_refuse_the_grade(workspace):
+    write_tests(workspace, "".join(f"def {name}():\n    pass\n" for name in REQUIRED_TESTS))
+    code, out, _ = ol_run("check", "ds.07", "--workspace", workspace)
+    assert code == ol.ExitCode.NOT_PASSED
+    assert "your tests pass on a tree whose every method raises" in out
+    assert "kill rate 0 of 18" in out
+
+
+@pytest.mark.parametrize("killed", range(19))
+def test_the_threshold_is_13_of_18(killed):
+    assert meets_threshold(killed, 18) is (killed >= 13)
+
+
+def test_the_threshold_boundary_holds_for_other_totals():
+    assert needed(18) == 13 and needed(10) == 7 and needed(20) == 14
+    assert not meets_threshold(0, 0)
+
+
+# --- ol diff ----------------------------------------------------------------------------------
+
+def test_diff_shows_the_reference_once_the_course_tests_pass(workspace):
+    code, out, _ = ol_run("diff", "ds.07", "--workspace", workspace)
+    assert code == ol.ExitCode.PASSED
+    lines = out.splitlines()
+    assert lines[0] == f"--- {workspace / 'tl_ds' / 'radix.py'} (yours)"
+    assert lines[1] == "+++ reference tl_ds/radix.py"
+    assert "+class _Node:" in lines and "\033[" not in out
+
+
+def test_diff_refuses_before_the_course_tests_pass():
+    code, out, _ = ol_run("diff", "ds.07", "--workspace", FAILING)
+    assert code == ol.ExitCode.NOT_PASSED
+    assert out.startswith("ol diff refuses:") and "course test(s) fail on your tree" in out
+    assert "+++" not in out
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ("start", "ds.7"), ("tests", "ds.08"), ("tdd", "red", "m07"), ("check", "ds07"),
+    ("diff", "DS.07"), ("mutants", "ds.99")])
+def test_an_unknown_module_id_is_bad_input(argv):
+    assert "unknown module id" in bad_input(*argv)
+
+
+@pytest.mark.parametrize("argv", [("frobnicate", "ds.07"), ("tdd", "blue", "ds.07"),
+                                  ("check", "ds.07", "--jobz", "2"), ("check",), ()])
+def test_an_unknown_command_or_flag_is_bad_input(argv):
+    code, out, err = ol_run(*argv)
+    assert code == ol.ExitCode.BAD_INPUT and "Traceback" not in out + err
+
+
+@pytest.mark.parametrize("command", [("tdd", "red"), ("tdd", "green"), ("check",), ("diff",)])
+def test_a_missing_workspace_is_bad_input(tmp_path, command):
+    error = bad_input(*command, "ds.07", "--workspace", tmp_path / "nowhere")
+    assert "there is no workspace at" in error and "ol start ds.07 --workspace" in error
+
+
+@pytest.mark.parametrize("command", [("tdd", "green"), ("check",), ("diff",)])
+def test_a_missing_radix_py_is_bad_input(workspace, command):
+    (workspace / "tl_ds" / "radix.py").unlink()
+    assert "radix.py missing from the workspace" in bad_input(*command, "ds.07",
+                                                               "--workspace", workspace)
+
+
+@pytest.mark.parametrize("command", [("tdd", "red"), ("tdd", "green"), ("check",)])
+def test_a_missing_test_file_is_bad_input(workspace, command):
+    (workspace / "tests" / "test_ds07_radix.py").unlink()
+    error = bad_input(*command, "ds.07", "--workspace", workspace)
+    assert "test_ds07_radix.py missing from the workspace" in error
+
+
+@pytest.mark.parametrize(("source", "said"), [
+    ("def insert(:\n", "SyntaxError"),
+    ("import numpy_that_is_not_installed\n", "ModuleNotFoundError"),
+    ("raise RuntimeError('at import')\n", "RuntimeError: at import"),
+    ("class Tree:\n    pass\n", "it defines no class RadixTree"),
+    ("import os\nos._exit(0)\n", "ends the interpreter"),
+])
+def test_a_radix_py_that_does_not_import_is_bad_input(workspace, source, said):
+    (workspace / "tl_ds" / "radix.py").write_text(source)
+    for command in (("tdd", "green"), ("check",), ("diff",)):
+        error = bad_input(*command, "ds.07", "--workspace", workspace)
+        assert "does not import as tl_ds.radix" in error and said in error
+
+
+@pytest.mark.parametrize("body", ["", '"""Only a docstring."""\n', "def helper():\n    pass\n"])
+def test_a_test_file_with_no_tests_is_bad_input(workspace, body):
+    write_tests(workspace, body)
+    for command in (("tdd", "red"), ("tdd", "green"), ("check",)):
+        assert "holds no tests" in bad_input(*command, "ds.07", "--workspace", workspace)
+
+
+def test_ctrl_c_in_the_middle_of_ol_check_leaves_nothing_behind(tmp_path):
+    before = git_status()
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    code, err = interrupt(["check", "ds.07", "--workspace", str(PASSING)], scratch, ROOT)
+    assert code == ol.ExitCode.INTERRUPTED, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert list(scratch.iterdir()) == []
+    assert git_status() == before
