@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness import catalog, grading, mutation
+from harness import catalog, engine, grading, mutation
 from harness import workspace as workspace_module
 from harness.course import REQUIRED_TESTS, THRESHOLD_PERCENT, load_course_tests, needed
 from harness.errors import OlError
@@ -57,8 +57,12 @@ def build_parser() -> Parser:
     check.add_argument("--jobs", type=int, default=None, metavar="N",
                        help="runs at once (default: one per core)")
     command("diff", "your tree against the reference, once the course tests pass")
-    command("mutants", "staff: the kill matrix of the course suite against the 18 mutants",
-            workspace=False)
+    mutants = command("mutants", "staff: the kill matrix of the course suite against the "
+                      "18 mutants", workspace=False)
+    for sub in (check, mutants):
+        sub.add_argument("--isolation", choices=("fast", "strict"), default=None,
+                         help="fast: fork each run from a warm worker (the default where "
+                              "fork exists); strict: a fresh interpreter per run")
     return parser
 
 
@@ -84,11 +88,14 @@ def cmd_mutants(args: argparse.Namespace) -> int:
           f"{baseline.seconds:.1f} s) and kill the placebo")
     limits = mutation.Limits.from_reference(baseline)
 
-    def progress(result: mutation.MutantResult) -> None:
-        state = "killed" if result.killed else "SURVIVED"
-        print(f"  ran {result.mutant.id}: {state}", file=sys.stderr, flush=True)
-
-    results = mutation.run_mutants(suite, mutants, limits, mutation.COURSE_IDS, progress)
+    progress = Progress()
+    try:
+        results = mutation.run_mutants(
+            suite, mutants, limits, mutation.COURSE_IDS,
+            lambda done: progress(f"mutant {done.mutant.id}: "
+                                  f"{'killed' if done.killed else 'survived'}"))
+    finally:
+        progress.close()
     width = max(len(result.mutant.title) for result in results)
     print(f"\n{'id':<4} {'pitfall':<{width}}  caught_by  killed by")
     complete = 0
@@ -345,6 +352,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return ExitCode.BAD_INPUT
+        if getattr(args, "isolation", None):
+            engine.set_isolation(args.isolation)
+        if getattr(args, "jobs", None) is not None and args.jobs < 1:
+            raise OlError(f"--jobs must be at least 1, not {args.jobs}")
         return COMMANDS[args.command](args)
     except OlError as error:
         print(f"ol: {error}", file=sys.stderr)

@@ -22,6 +22,8 @@ import contextlib
 import enum
 import json
 import os
+import queue
+import resource
 import shutil
 import signal
 import subprocess
@@ -32,6 +34,8 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness.errors import OlError
 
 RECORDER = Path(__file__).with_name("ol_recorder.py")
 OUTPUT_LIMIT = 64_000
@@ -169,26 +173,159 @@ def clean_environment(run: Path, extra: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+LIMITS = {                     # resource limits of every run (a run also has its wall clock)
+    "memory": 4 << 30,         # bytes of address space
+    "files": 256,              # open files
+    "file_size": 256 << 20,    # bytes in any one file it writes
+    "processes": 4096,         # processes of the user (only enforced for an unprivileged user)
+}
+
+
+def run_limits(timeout: float) -> dict[str, int]:
+    return {**LIMITS, "cpu": int(timeout) + 5}
+
+
+def command_line(run: Path, records: Path, test_limit: float) -> list[str]:
+    return ["-c", str(run / "pytest.ini"), "--rootdir", str(run), "-p", "no:cacheprovider",
+            "--noconftest", "-p", "ol_recorder", "--ol-records", str(records),
+            "--ol-test-limit", str(test_limit), "-q", "--tb=short", str(run / "tests")]
+
+
 def execute(run: Path, records: Path, extra: Mapping[str, str], limits: tuple[float, float],
             cancel: threading.Event | None) -> tuple[int | None, str]:
     """Run pytest in ``run``; (exit code or None on timeout, its output cut to size)."""
     timeout, test_limit = limits
-    command = [sys.executable, "-s", "-P", "-m", "pytest", "-c", str(run / "pytest.ini"),
-               "--rootdir", str(run), "-p", "no:cacheprovider", "--noconftest",
-               "-p", "ol_recorder", "--ol-records", str(records),
-               "--ol-test-limit", str(test_limit), "-q", "--tb=short", str(run / "tests")]
+    argv = command_line(run, records, test_limit)
+    env = clean_environment(run, extra)
     log = run / "output.txt"
-    with open(log, "wb") as sink:
-        process = subprocess.Popen(command, cwd=run / "home", env=clean_environment(run, extra),
-                                   stdin=subprocess.DEVNULL, stdout=sink,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            returncode = wait(process, timeout, cancel)
-        finally:
-            kill_group(process)
+    if isolation() == "fast":
+        returncode = worker().run(run / "home", env, argv, log, run_limits(timeout),
+                                  timeout, cancel)
+    else:
+        returncode = spawn(run / "home", env, argv, log, run_limits(timeout), timeout, cancel)
     with open(log, "rb") as source:
         output = source.read(OUTPUT_LIMIT).decode("utf-8", "replace")
     return returncode, output
+
+
+def spawn(cwd: Path, env: Mapping[str, str], argv: list[str], log: Path,
+          limits: Mapping[str, int], timeout: float, cancel: threading.Event | None) -> int | None:
+    """The strict path: a fresh interpreter for the run; its exit code, or None past timeout."""
+    with open(log, "wb") as sink:
+        process = subprocess.Popen([sys.executable, "-s", "-P", "-m", "pytest", *argv], cwd=cwd,
+                                   env=dict(env), stdin=subprocess.DEVNULL, stdout=sink,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            for name, value in limits.items():
+                with contextlib.suppress(OSError, ValueError):
+                    resource.prlimit(process.pid, RESOURCES[name], (value, value))
+            return wait(process, timeout, cancel)
+        finally:
+            kill_group(process)
+
+
+RESOURCES = {"cpu": resource.RLIMIT_CPU, "memory": resource.RLIMIT_AS,
+             "files": resource.RLIMIT_NOFILE, "file_size": resource.RLIMIT_FSIZE,
+             "processes": resource.RLIMIT_NPROC}
+ISOLATION = os.environ.get("OL_ISOLATION", "")
+
+
+def isolation() -> str:
+    """"fast" (forks of a warm worker) where fork exists, else "strict" (a fresh process)."""
+    if ISOLATION in ("fast", "strict"):
+        return ISOLATION
+    return "fast" if hasattr(os, "fork") else "strict"
+
+
+def set_isolation(mode: str) -> None:
+    global ISOLATION
+    ISOLATION = mode
+
+
+class Worker:
+    """The fork worker (fork_worker.py), shared by every thread of this process."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.process: subprocess.Popen | None = None
+        self.next_id = 0
+        self.waiting: dict[int, queue.SimpleQueue] = {}
+
+    def start(self) -> subprocess.Popen:
+        if self.process is None or self.process.poll() is not None:
+            # each child gets its own folder and environment; the worker needs neither
+            env = clean_environment(Path(tempfile.gettempdir()), {})
+            self.process = subprocess.Popen(
+                [sys.executable, "-s", "-P", str(FORK_WORKER)], cwd="/", env=env,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            threading.Thread(target=self.read, args=(self.process,), daemon=True).start()
+        return self.process
+
+    def read(self, process: subprocess.Popen) -> None:
+        for line in process.stdout:
+            message = json.loads(line)
+            with self.lock:
+                box = self.waiting.get(message["id"])
+            if box is not None:
+                box.put(message)
+        with self.lock:  # the worker died: every run still waiting ends now
+            for box in self.waiting.values():
+                box.put({"exit": None, "lost": True})
+
+    def run(self, cwd: Path, env: Mapping[str, str], argv: list[str], log: Path,
+            limits: Mapping[str, int], timeout: float,
+            cancel: threading.Event | None) -> int | None:
+        box: queue.SimpleQueue = queue.SimpleQueue()
+        with self.lock:
+            process = self.start()
+            self.next_id += 1
+            id = self.next_id
+            self.waiting[id] = box
+            request = {"id": id, "cwd": str(cwd), "env": dict(env), "argv": argv,
+                       "log": str(log), "limits": dict(limits)}
+            process.stdin.write((json.dumps(request) + "\n").encode())
+            process.stdin.flush()
+        pid, ended = None, False
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    message = box.get(timeout=0.05)
+                except queue.Empty:
+                    if cancel is not None and cancel.is_set():
+                        raise Cancelled from None
+                    if time.monotonic() >= deadline:
+                        return None
+                    continue
+                if "pid" in message:
+                    pid = message["pid"]
+                    continue
+                ended = True
+                if message.get("lost"):
+                    raise OlError("the engine's fork worker stopped unexpectedly; run the "
+                                  "command again with --isolation strict")
+                return message["exit"]
+        finally:
+            while not ended:  # still running: kill its session once its pid is known
+                if pid is not None:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(pid, signal.SIGKILL)
+                try:
+                    message = box.get(timeout=10)
+                except queue.Empty:
+                    break
+                pid = message.get("pid", pid)
+                ended = "pid" not in message
+            with self.lock:
+                self.waiting.pop(id, None)
+
+
+FORK_WORKER = Path(__file__).with_name("fork_worker.py")
+_worker = Worker()
+
+
+def worker() -> Worker:
+    return _worker
 
 
 def wait(process: subprocess.Popen, timeout: float,

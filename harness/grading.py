@@ -14,14 +14,17 @@ or crashes.
 
 from __future__ import annotations
 
+import hashlib
+import random
 import re
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from harness import catalog, mutation
 from harness.course import REQUIRED_TESTS, meets_threshold
-from harness.engine import RunResult, Status, TestRecord, run_suite
+from harness.engine import RunResult, Status, Suite, TestRecord, run_suite
 from harness.project import SECOND, reference_source
 from harness.workspace import Workspace, no_tests, stub_source
 
@@ -128,9 +131,9 @@ class Invalid:
 
 @dataclass
 class Check:
-    course: RunResult
     on_reference: RunResult
     on_second: RunResult
+    course: RunResult | None = None
     invalid: list[Invalid] = field(default_factory=list)
     problem: str = ""           # why the student's tests cannot be graded at all
     mutants: list[mutation.MutantResult] = field(default_factory=list)
@@ -138,7 +141,7 @@ class Check:
 
     @property
     def course_passed(self) -> bool:
-        return self.course.all_passed
+        return self.course is not None and self.course.all_passed
 
     @property
     def invalid_names(self) -> set[str]:
@@ -187,27 +190,55 @@ def course_run(implementation: str, cancel: threading.Event | None = None) -> Ru
                      test_limit=COURSE_TEST_LIMIT, expected=mutation.COURSE_IDS, cancel=cancel)
 
 
+AGAIN = ("reference", "second")  # the correct trees, run again among the mutants
+
+
+def shuffled(jobs: list, seed: str) -> list:
+    """``jobs`` in an order fixed by ``seed`` (the same submission, the same order)."""
+    return random.Random(hashlib.sha256(seed.encode()).hexdigest()).sample(jobs, len(jobs))
+
+
 def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
           jobs: int | None = None) -> Check:
+    """Grade a workspace: course tests on its tree, its tests on correct trees and mutants.
+
+    The course suite runs on a thread of its own while the student's tests run on the
+    others: first on the two correct trees, then on the mutants, the placebo and the two
+    correct trees again, in a shuffled order, so a suite that passes a first run and fails
+    later ones (it keeps state between runs, or is random) is caught.
+    """
     implementation = workspace.implementation()
     suite = workspace.suite()
+    tests_text = workspace.read(workspace.tests)
     reference, second = reference_source(), SECOND.read_text(encoding="utf-8")
-    workers = jobs or mutation.cores()
+    workers = max(1, (jobs or mutation.cores()) - 1)
+    cancel = threading.Event()
+    with ThreadPoolExecutor(max_workers=1) as side:
+        course = side.submit(course_run, implementation, cancel)
+        try:
+            result = grade_tests(workspace, suite, tests_text, (reference, second), workers,
+                                 progress)
+            result.course = course.result()
+        except BaseException:
+            cancel.set()
+            raise
+    return result
 
-    def course(cancel: threading.Event) -> RunResult:
-        return course_run(implementation, cancel)
+
+def grade_tests(workspace: Workspace, suite: Suite, tests_text: str, trees: tuple[str, str],
+                workers: int, progress: Callable[[str], None] | None) -> Check:
+    reference, second = trees
 
     def students(tree: str) -> Callable[[threading.Event], RunResult]:
         return lambda cancel: run_suite(suite, tree, timeout=STUDENT_LIMIT,
                                         test_limit=STUDENT_TEST_LIMIT, cancel=cancel)
 
-    runs = mutation.run_together([course, students(reference), students(second)], workers)
-    result = Check(*runs)
+    result = Check(*mutation.run_together([students(reference), students(second)], workers))
     on_reference = result.on_reference
     if on_reference.status is Status.OK and not on_reference.records:
         raise no_tests(workspace)
     if progress is not None:
-        progress("the course tests and your tests on the two correct trees have run")
+        progress("your tests have run on the two correct trees")
     result.names = tuple(dict.fromkeys(map(base_name, on_reference.records)))
     for where, run in (("the reference", on_reference), ("the second correct tree",
                                                          result.on_second)):
@@ -227,9 +258,26 @@ def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
             state = "killed" if result.killed(done) else "survived"
             progress(f"mutant {done.mutant.id}: {state}")
 
-    planted = (*catalog.load_catalog(), mutation.placebo_mutant(reference))
-    *result.mutants, dummy = mutation.run_mutants(suite, planted, limits, expected, each, workers)
-    if not result.killed(dummy):
+    planted = [*catalog.load_catalog(), mutation.placebo_mutant(reference),
+               mutation.correct_again("reference", reference),
+               mutation.correct_again("second", second)]
+    ran = {done.mutant.id: done for done in mutation.run_mutants(
+        suite, shuffled(planted, tests_text), limits, expected, each, workers)}
+    result.mutants = [ran[mutant.id] for mutant in planted[:len(catalog.IDS)]]
+    for where, again in (("the reference", ran["reference"]),
+                         ("the second correct tree", ran["second"])):
+        failed = [record.name for record in again.run.failures]
+        if again.run.status is not Status.OK or failed:
+            said = ", ".join(map(short_name, failed)) or again.run.status.value
+            result.problem = (f"your tests passed on {where} once and failed on it when run "
+                              f"again ({said}): they keep state between runs or are random, "
+                              "so no grade can rest on them")
+            return result
+    if not result.killed(ran["placebo"]):
         result.problem = ("your tests pass on a tree whose every method raises: they never "
                           "reach tl_ds.radix, so they cannot grade it")
     return result
+
+
+def short_name(name: str) -> str:
+    return name.removeprefix("test_")
