@@ -38,6 +38,8 @@ from pathlib import Path
 from harness.errors import OlError
 
 RECORDER = Path(__file__).with_name("ol_recorder.py")
+PROXY = Path(__file__).with_name("tree_proxy.py")
+SERVER = Path(__file__).with_name("tree_server.py")
 OUTPUT_LIMIT = 64_000
 PYTEST_EXIT_OK = (0, 1)  # all passed; some failed
 TEST_TIMEOUT = "TestTimeout"  # the exception type of a test stopped at its own limit
@@ -103,6 +105,10 @@ class Suite:
     files: tuple[Path, ...]
     support: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    # None: the implementation is tl_ds.radix in the test process. Otherwise tl_ds.radix is
+    # the proxy (tree_proxy.py) and the implementation runs in a tree server of its own,
+    # with these files beside it.
+    proxy: tuple[Path, ...] | None = None
 
 
 class Cancelled(Exception):
@@ -133,10 +139,15 @@ def run_suite(suite: Suite, implementation: str, *, timeout: float, test_limit: 
 
 
 def lay_out(run: Path, suite: Suite, implementation: str) -> None:
-    package = run / "impl" / "tl_ds"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("", encoding="utf-8")
-    (package / "radix.py").write_text(implementation, encoding="utf-8")
+    if suite.proxy is None:
+        write_package(run / "impl", implementation)
+    else:
+        write_package(run / "impl", PROXY.read_text(encoding="utf-8"))
+        write_package(run / "student", implementation)
+        server = run / "server"
+        server.mkdir()
+        for item in (SERVER, *suite.proxy):
+            copy_item(item, server / item.name)
     support = run / "support"
     support.mkdir()
     shutil.copy(RECORDER, support / RECORDER.name)
@@ -149,6 +160,13 @@ def lay_out(run: Path, suite: Suite, implementation: str) -> None:
     (run / "home").mkdir()
     (run / "pytest.ini").write_text(
         "[pytest]\npythonpath = impl support\ntestpaths = tests\n", encoding="utf-8")
+
+
+def write_package(folder: Path, radix: str) -> None:
+    package = folder / "tl_ds"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "radix.py").write_text(radix, encoding="utf-8")
 
 
 def copy_item(source: Path, target: Path) -> None:

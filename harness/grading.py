@@ -186,7 +186,8 @@ class Check:
 
 def course_run(implementation: str, cancel: threading.Event | None = None) -> RunResult:
     """The 11 course tests against a student's tree, shrinking a failure to its steps."""
-    return run_suite(mutation.course_suite("course"), implementation, timeout=COURSE_LIMIT,
+    return run_suite(mutation.course_suite("course", proxy=True), implementation,
+                     timeout=COURSE_LIMIT,
                      test_limit=COURSE_TEST_LIMIT, expected=mutation.COURSE_IDS, cancel=cancel)
 
 

@@ -59,10 +59,15 @@ def correct_again(name: str, source: str) -> Mutant:
     return Mutant(name, "a correct tree, again", "none", (), False, "", "", source)
 
 
-def course_suite(profile: str = "course") -> Suite:
-    """The 11 course tests, with the state machine and the model beside them."""
+def course_suite(profile: str = "course", proxy: bool = False) -> Suite:
+    """The 11 course tests, with the state machine and the model beside them.
+
+    With ``proxy``, the tree under test runs in a process of its own behind a proxy (for a
+    student's tree, which must not run beside the tests that judge it).
+    """
     files = tuple(sorted(COURSE_TESTS.glob("*.py")))
-    return Suite(files=files, support=(MODEL,), env={"OL_HYPOTHESIS_PROFILE": profile})
+    return Suite(files=files, support=(MODEL,), env={"OL_HYPOTHESIS_PROFILE": profile},
+                 proxy=(COURSE_TESTS / "ds07_observe.py",) if proxy else None)
 
 
 @dataclass(frozen=True)

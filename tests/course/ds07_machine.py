@@ -12,6 +12,7 @@ one. The tree is judged through its public interface alone.
 
 from __future__ import annotations
 
+from ds07_observe import view
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -64,6 +65,7 @@ class RadixMachine(RuleBasedStateMachine):
         self.peak = 0  # the most nodes ever live at once
         self.next_value = 0
         self.steps = steps
+        self.expected: list[tuple[str, int, tuple[int, ...]]] = []  # (call, node, its prefix)
 
     # ------------------------------------------------------------------ helpers
 
@@ -76,16 +78,12 @@ class RadixMachine(RuleBasedStateMachine):
     def whole_runs(self, key: tuple[int, ...]) -> tuple[int, ...]:
         return key[:len(key) - len(key) % self.granule]
 
-    def spelled(self, id: int) -> tuple[int, ...]:
-        """The prefix node ``id`` ends, read from the tree by climbing its parents."""
-        parts = []
-        for _ in range(10_000):
-            if id == self.root:
-                return tuple(token for part in reversed(parts) for token in part)
-            parts.append(tuple(self.tree.key(id)))
-            id = self.tree.parent(id)
-            assert id is not None, "a node other than the root has no parent"
-        raise AssertionError("climbing parents from a node never reaches the root")
+    def expect(self, call: str, ids: list[int], prefixes: list[tuple[int, ...]]) -> None:
+        """Note that nodes ``ids`` must end ``prefixes``: the invariant, which reads the
+        whole tree after the step anyway, checks it."""
+        assert len(ids) == len(prefixes), (
+            f"{call}s {ids}: {len(ids)} nodes, expected {len(prefixes)}")
+        self.expected.extend((call, id, prefix) for id, prefix in zip(ids, prefixes, strict=True))
 
     def step(self) -> None:
         self.steps[0] += 1
@@ -107,8 +105,7 @@ class RadixMachine(RuleBasedStateMachine):
         values = self.fresh_values(len(key) // self.granule)
         want_end, want_back = self.model.insert(key, values)
         node, handed_back = self.tree.insert(list(key), list(values))
-        assert self.spelled(node) == want_end, (
-            f"insert({list(key)}) returned node {node}, which ends {list(self.spelled(node))}")
+        self.expect(f"insert({list(key)}) returned node", [node], [want_end])
         assert list(handed_back) == want_back, (
             f"insert({list(key)}) handed back {list(handed_back)}, expected {want_back}")
         return key
@@ -121,9 +118,8 @@ class RadixMachine(RuleBasedStateMachine):
         tokens, path = self.tree.match_prefix(list(key))
         assert tokens == want_tokens, (
             f"match_prefix({list(key)}) matched {tokens} tokens, expected {want_tokens}")
-        got_path = [self.spelled(id) for id in path]
-        assert got_path == want_path, (
-            f"match_prefix({list(key)}) returned a path ending {got_path}, expected {want_path}")
+        self.expect(f"match_prefix({list(key)}) returned a path with node", list(path),
+                    want_path)
         return multiple(*path)
 
     @rule(target=locked, node=nodes)
@@ -187,64 +183,57 @@ class RadixMachine(RuleBasedStateMachine):
         self.step()
         if node in self.where:
             node = max(self.where) + 1
-        for name in DEAD_ID_ACCESSORS:
-            raises(KeyError, getattr(self.tree, name), node)
+        outcomes = view(self.tree, "raised", node, list(DEAD_ID_ACCESSORS))
+        for name, raised in zip(DEAD_ID_ACCESSORS, outcomes, strict=True):
+            assert raised is not None, f"{name}({node}) on a dead id did not raise KeyError"
+            assert "KeyError" in raised, (
+                f"{name}({node}) on a dead id raised {raised[0]}, expected KeyError")
 
     # ------------------------------------------------------------------ the comparison
 
     @invariant()
     def agrees_with_the_model(self):
-        tree, model = self.tree, self.model
-        check = getattr(tree, "_check", None)
-        if callable(check):
-            check()
-        where = self.read_structure()
+        model = self.model
+        seen = view(self.tree, "observe", self.root)
+        where = {node["id"]: tuple(node["prefix"]) for node in seen["nodes"]}
+        for call, id, prefix in self.expected:
+            assert id in where, f"{call} {id}, which is not a node of the tree"
+            assert where[id] == prefix, (
+                f"{call} {id}, which ends {list(where[id])}, expected {list(prefix)}")
+        self.expected = []
         ends = {prefix for id, prefix in where.items() if id != self.root}
         assert ends == model.ends, (
             f"the tree's nodes end {sorted(ends)}, the model's {sorted(model.ends)}")
         self.peak = max(self.peak, model.node_count())
-        for id, prefix in where.items():
+        for node in seen["nodes"]:
+            id, prefix = node["id"], where[node["id"]]
             assert 0 <= id <= self.peak, (
                 f"node {id} is live, but at most {self.peak} nodes were ever live at once: "
                 "freed slots are not reused")
             before = self.where.get(id)
             assert before is None or before == prefix, (
                 f"node {id} ended {list(before)} and now ends {list(prefix)}")
-            assert list(tree.values(id)) == model.values(prefix), (
-                f"node {id} ({list(prefix)}) holds {list(tree.values(id))}, "
+            assert node["values"] == model.values(prefix), (
+                f"node {id} ({list(prefix)}) holds {node['values']}, "
                 f"expected {model.values(prefix)}")
-            assert tree.lock_count(id) == model.lock_count(prefix), (
-                f"node {id} ({list(prefix)}) has lock count {tree.lock_count(id)}, "
+            assert node["lock_count"] == model.lock_count(prefix), (
+                f"node {id} ({list(prefix)}) has lock count {node['lock_count']}, "
                 f"expected {model.lock_count(prefix)}")
-            children = tree.children(id)
-            assert list(children) == sorted(children), f"children({id}) is not in id order"
-            assert tree.child_count(id) == len(children), f"child_count({id}) != len(children)"
-        lru = tree.lru_order()
+            children = node["children"]
+            assert children == sorted(children), f"children({id}) is not in id order"
+            assert node["child_count"] == len(children), f"child_count({id}) != len(children)"
+        lru = seen["lru"]
         for id in lru:
             assert id in where, f"lru_order lists node {id}, which is not in the tree"
         assert [where[id] for id in lru] == model.lru_order(), (
             f"lru_order ends {[list(where[id]) for id in lru]}, "
             f"expected {[list(p) for p in model.lru_order()]}")
-        assert len(tree) == len(model), f"len is {len(tree)}, expected {len(model)}"
-        assert tree.is_empty() == (len(model) == 0), "is_empty disagrees with len"
-        assert tree.node_count() == model.node_count(), (
-            f"node_count is {tree.node_count()}, expected {model.node_count()}")
-        assert tree.granule == self.granule, f"granule is {tree.granule}"
-        assert tree.parent(self.root) is None, "the root has a parent"
-        assert tree.lock_count(self.root) == 0, "the root has a lock count"
+        assert seen["len"] == len(model), f"len is {seen['len']}, expected {len(model)}"
+        assert seen["is_empty"] == (len(model) == 0), "is_empty disagrees with len"
+        assert seen["node_count"] == model.node_count(), (
+            f"node_count is {seen['node_count']}, expected {model.node_count()}")
+        assert seen["granule"] == self.granule, f"granule is {seen['granule']}"
+        assert seen["root_parent"] is None, "the root has a parent"
+        root = next(node for node in seen["nodes"] if node["id"] == self.root)
+        assert root["lock_count"] == 0, "the root has a lock count"
         self.where = where
-
-    def read_structure(self) -> dict[int, tuple[int, ...]]:
-        """Every node reachable from the root, as id -> the prefix it ends."""
-        tree = self.tree
-        where = {self.root: ()}
-        stack = [self.root]
-        while stack:
-            id = stack.pop()
-            for child in tree.children(id):
-                assert child not in where, f"node {child} is reached twice (again from {id})"
-                assert tree.parent(child) == id, (
-                    f"node {child} is a child of {id} but names {tree.parent(child)} as parent")
-                where[child] = where[id] + tuple(tree.key(child))
-                stack.append(child)
-        return where
