@@ -56,6 +56,8 @@ def build_parser() -> Parser:
     check = command("check", "grade: the course tests on your tree, your tests on the mutants")
     check.add_argument("--jobs", type=int, default=None, metavar="N",
                        help="runs at once (default: one per core)")
+    check.add_argument("--allow-flagged", action="store_true",
+                       help="staff: grade a test file even when the static scan flags it")
     command("diff", "your tree against the reference, once the course tests pass")
     mutants = command("mutants", "staff: the kill matrix of the course suite against the "
                       "18 mutants", workspace=False)
@@ -279,18 +281,21 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     progress = Progress()
     try:
-        result = grading.check(workspace, progress, args.jobs)
+        result = grading.check(workspace, progress, args.jobs, args.allow_flagged)
     finally:
         progress.close()
     print(f"ol check ds.07{workspace.option()}\n\n1. The course tests against your tree "
           f"({workspace.radix}):")
     print_course(result.course)
     print(f"\n2. Your tests ({workspace.tests}) on two correct trees:")
-    print(f"  {len(result.on_reference.records)} tests; on the reference: "
-          f"{result.on_reference.status.value}; on the second correct tree: "
-          f"{result.on_second.status.value}")
+    if result.on_reference is not None:
+        print(f"  {len(result.on_reference.records)} tests; on the reference: "
+              f"{result.on_reference.status.value}; on the second correct tree: "
+              f"{result.on_second.status.value}")
     if result.problem:
-        print(f"  {result.problem}")
+        print(f"  {result.problem}.")
+    for flag in result.flags:
+        print(f"  FLAGGED {flag}")
     for entry in result.invalid:
         print(f"  INVALID {short(entry.name)} fails on {entry.where}: {entry.detail}")
     missing = ", ".join(result.missing_names) or "none"

@@ -124,7 +124,7 @@ def run_suite(suite: Suite, implementation: str, *, timeout: float, test_limit: 
     (when positive) fails with TestTimeout and the others go on. Raises Cancelled, after
     killing the run, when ``cancel`` is set while it runs.
     """
-    with tempfile.TemporaryDirectory(prefix="ol-run-") as folder:
+    with tempfile.TemporaryDirectory(prefix="ol-run-", ignore_cleanup_errors=True) as folder:
         run = Path(folder)
         lay_out(run, suite, implementation)
         records = run / "records.jsonl"
@@ -134,7 +134,10 @@ def run_suite(suite: Suite, implementation: str, *, timeout: float, test_limit: 
         if returncode is None:
             return RunResult(Status.TIMEOUT, seconds=seconds, output=output,
                              detail=f"still running after {timeout:.0f} s: stopped")
-        lines = records.read_text(encoding="utf-8").splitlines() if records.exists() else []
+        try:
+            lines = records.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:  # never written, or deleted by the run
+            lines = []
         return judge(lines, returncode, expected, seconds, output)
 
 
@@ -221,8 +224,11 @@ def execute(run: Path, records: Path, extra: Mapping[str, str], limits: tuple[fl
                                   timeout, cancel)
     else:
         returncode = spawn(run / "home", env, argv, log, run_limits(timeout), timeout, cancel)
-    with open(log, "rb") as source:
-        output = source.read(OUTPUT_LIMIT).decode("utf-8", "replace")
+    try:
+        with open(log, "rb") as source:
+            output = source.read(OUTPUT_LIMIT).decode("utf-8", "replace")
+    except OSError:  # the run deleted its own log
+        output = ""
     return returncode, output
 
 
@@ -322,6 +328,9 @@ class Worker:
                 if message.get("lost"):
                     raise OlError("the engine's fork worker stopped unexpectedly; run the "
                                   "command again with --isolation strict")
+                if pid is not None:  # what the run left behind in its session goes too
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(pid, signal.SIGKILL)
                 return message["exit"]
         finally:
             while not ended:  # still running: kill its session once its pid is known

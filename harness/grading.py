@@ -26,6 +26,7 @@ from harness import catalog, mutation
 from harness.course import REQUIRED_TESTS, meets_threshold
 from harness.engine import RunResult, Status, Suite, TestRecord, run_suite
 from harness.project import SECOND, reference_source
+from harness.scan import Flag, allowed, scan
 from harness.workspace import Workspace, no_tests, stub_source
 
 COURSE_LIMIT = 600.0       # seconds for the course suite on a student's tree: slow trees pass
@@ -131,9 +132,10 @@ class Invalid:
 
 @dataclass
 class Check:
-    on_reference: RunResult
-    on_second: RunResult
+    on_reference: RunResult | None = None  # None: the student's tests were not run
+    on_second: RunResult | None = None
     course: RunResult | None = None
+    flags: list[Flag] = field(default_factory=list)
     invalid: list[Invalid] = field(default_factory=list)
     problem: str = ""           # why the student's tests cannot be graded at all
     mutants: list[mutation.MutantResult] = field(default_factory=list)
@@ -184,9 +186,11 @@ class Check:
                 and not self.required_survivors and self.rate_met)
 
 
-def course_run(implementation: str, cancel: threading.Event | None = None) -> RunResult:
+def course_run(implementation: str, cancel: threading.Event | None = None,
+               call_limit: float | None = None) -> RunResult:
     """The 11 course tests against a student's tree, shrinking a failure to its steps."""
-    return run_suite(mutation.course_suite("course", proxy=True), implementation,
+    return run_suite(mutation.course_suite("course", proxy=True, call_limit=call_limit),
+                     implementation,
                      timeout=COURSE_LIMIT,
                      test_limit=COURSE_TEST_LIMIT, expected=mutation.COURSE_IDS, cancel=cancel)
 
@@ -200,13 +204,14 @@ def shuffled(jobs: list, seed: str) -> list:
 
 
 def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
-          jobs: int | None = None) -> Check:
+          jobs: int | None = None, allow_flagged: bool = False) -> Check:
     """Grade a workspace: course tests on its tree, its tests on correct trees and mutants.
 
     The course suite runs on a thread of its own while the student's tests run on the
     others: first on the two correct trees, then on the mutants, the placebo and the two
     correct trees again, in a shuffled order, so a suite that passes a first run and fails
-    later ones (it keeps state between runs, or is random) is caught.
+    later ones (it keeps state between runs, or is random) is caught. A test file the
+    static scan flags is not run at all, unless ``allow_flagged``.
     """
     implementation = workspace.implementation()
     suite = workspace.suite()
@@ -217,8 +222,16 @@ def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
     with ThreadPoolExecutor(max_workers=1) as side:
         course = side.submit(course_run, implementation, cancel)
         try:
-            result = grade_tests(workspace, suite, tests_text, (reference, second), workers,
-                                 progress)
+            flags = scan(tests_text)
+            if flags and not allow_flagged:
+                result = Check(flags=flags, problem=(
+                    "the static scan flags your test file (below): a test of this chapter "
+                    "builds trees and asserts on what they return, and may import only "
+                    f"{allowed()}. Remove what is flagged"))
+            else:
+                result = grade_tests(workspace, suite, tests_text, (reference, second),
+                                     workers, progress)
+                result.flags = flags
             result.course = course.result()
         except BaseException:
             cancel.set()

@@ -59,14 +59,18 @@ def correct_again(name: str, source: str) -> Mutant:
     return Mutant(name, "a correct tree, again", "none", (), False, "", "", source)
 
 
-def course_suite(profile: str = "course", proxy: bool = False) -> Suite:
+def course_suite(profile: str = "course", proxy: bool = False,
+                 call_limit: float | None = None) -> Suite:
     """The 11 course tests, with the state machine and the model beside them.
 
     With ``proxy``, the tree under test runs in a process of its own behind a proxy (for a
     student's tree, which must not run beside the tests that judge it).
     """
     files = tuple(sorted(COURSE_TESTS.glob("*.py")))
-    return Suite(files=files, support=(MODEL,), env={"OL_HYPOTHESIS_PROFILE": profile},
+    env = {"OL_HYPOTHESIS_PROFILE": profile}
+    if call_limit is not None:
+        env["OL_CALL_LIMIT"] = str(call_limit)  # seconds one call to a proxied tree may take
+    return Suite(files=files, support=(MODEL,), env=env,
                  proxy=(COURSE_TESTS / "ds07_observe.py",) if proxy else None)
 
 

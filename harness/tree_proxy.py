@@ -4,8 +4,9 @@ The course tests import this module as ``tl_ds.radix``; the student's code never
 in the test process, so it cannot patch pytest, the recorder or the tests. Every call
 goes to ``tree_server.py`` (one process per test process, started at import) and comes
 back as plain data: ids, lists, values, or the class of the exception the tree raised,
-which is raised here again. A call that takes longer than CALL_LIMIT seconds fails with
-TimeoutError and stops the server; the next tree starts a fresh one.
+which is raised here again. A call that takes longer than CALL_LIMIT seconds raises
+TreeStopped and stops the server; the next tree starts a fresh one, whose calls get
+HUNG_LIMIT seconds each.
 
 Layout (relative to this file, in the run's folder): ``../../student/tl_ds/radix.py`` is
 the student's tree; ``../../server/`` holds tree_server.py and ds07_observe.py.
@@ -23,13 +24,19 @@ import time
 from pathlib import Path
 
 RUN = Path(__file__).resolve().parent.parent.parent
-CALL_LIMIT = float(os.environ.get("OL_CALL_LIMIT", "60"))
+CALL_LIMIT = float(os.environ.get("OL_CALL_LIMIT", "10"))  # seconds for one call
+HUNG_LIMIT = min(CALL_LIMIT, 2.0)  # for every call after one has hung: a hung tree hangs again
 SPIN = 0.0003
 NodeId = int
 
 
 class RemoteError(Exception):
     """The tree raised an exception that is not one of Python's built-in ones."""
+
+
+class TreeStopped(BaseException):
+    """The tree's process hung or ended. Not an Exception, so no test or Hypothesis
+    catches it: the test fails at once instead of replaying a tree that will hang again."""
 
 
 def rebuild(names: list[str], text: str) -> BaseException:
@@ -82,6 +89,7 @@ class Server:
         self.process: subprocess.Popen | None = None
         self.generation = 0
         self.pending = b""
+        self.limit = CALL_LIMIT
 
     def start(self) -> None:
         self.process = subprocess.Popen(
@@ -100,16 +108,16 @@ class Server:
 
     def ask(self, request: dict, generation: int | None = None):
         if generation is not None and generation != self.generation:
-            raise RuntimeError("this tree lived in a tree process that has stopped")
+            raise TreeStopped("this tree lived in a tree process that has stopped")
         if self.process is None:
-            raise RuntimeError("the tree's process has stopped")
+            raise TreeStopped("the tree's process has stopped")
         try:
             self.process.stdin.write((json.dumps(request) + "\n").encode())
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             code = self.process.poll()
             self.stop()
-            raise RuntimeError(f"the tree's process ended (exit code {code})") from None
+            raise TreeStopped(f"the tree's process ended (exit code {code})") from None
         reply = self.read_line()
         if "raise" in reply:
             raise rebuild(reply["raise"], reply.get("text", ""))
@@ -118,7 +126,7 @@ class Server:
     def read_line(self) -> dict:
         """The next answer. Most come back within microseconds, so the read spins for up
         to SPIN seconds before it sleeps in select (a sleep and wake-up costs far more)."""
-        deadline = time.monotonic() + CALL_LIMIT
+        deadline = time.monotonic() + self.limit
         out = self.process.stdout.fileno()
         while b"\n" not in self.pending:
             chunk = spin_read(out)
@@ -127,22 +135,23 @@ class Server:
                 ready, _, _ = select.select([out], [], [], max(0.0, left))
                 if not ready:
                     self.stop()
-                    raise TimeoutError(f"the tree did not answer within {CALL_LIMIT:.0f} s")
+                    limit, self.limit = self.limit, HUNG_LIMIT
+                    raise TreeStopped(f"the tree did not answer within {limit:g} s")
                 chunk = os.read(out, 1 << 20)
             if not chunk:
                 code = self.process.wait()
                 self.process = None
-                raise RuntimeError(f"the tree's process ended (exit code {code})")
+                raise TreeStopped(f"the tree's process ended (exit code {code})")
             self.pending += chunk
         line, self.pending = self.pending.split(b"\n", 1)
         try:
             reply = json.loads(line)
         except ValueError:
             self.stop()
-            raise RuntimeError("the tree's process answered something unreadable") from None
+            raise TreeStopped("the tree's process answered something unreadable") from None
         if not isinstance(reply, dict) or not ("ok" in reply or "raise" in reply):
             self.stop()
-            raise RuntimeError("the tree's process answered something unreadable")
+            raise TreeStopped("the tree's process answered something unreadable")
         return reply
 
 

@@ -23,8 +23,29 @@ import traceback
 
 SPIN = 0.0002
 
+OUTPUT_LIMIT = 64_000  # characters of the student's prints passed on to stderr
+
+
+class Capped:
+    """sys.stdout and sys.stderr of the tree: the first OUTPUT_LIMIT characters, then none."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.left = OUTPUT_LIMIT
+
+    def write(self, text: str) -> int:
+        if self.left > 0:
+            self.stream.write(text[:self.left])
+            self.left -= len(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
 CHANNEL = os.fdopen(os.dup(1), "w", encoding="utf-8")
 os.dup2(2, 1)
+sys.stdout = sys.stderr = Capped(sys.stderr)
 sys.path[:0] = [sys.argv[1], os.path.dirname(os.path.abspath(__file__))]
 
 
