@@ -290,8 +290,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"\n2. Your tests ({workspace.tests}) on two correct trees:")
     if result.on_reference is not None:
         print(f"  {len(result.on_reference.records)} tests; on the reference: "
-              f"{result.on_reference.status.value}; on the second correct tree: "
-              f"{result.on_second.status.value}")
+              f"{tally(result.on_reference)}; on the second correct tree: "
+              f"{tally(result.on_second)}")
     if result.problem:
         print(f"  {result.problem}.")
     for flag in result.flags:
@@ -316,6 +316,13 @@ def cmd_check(args: argparse.Namespace) -> int:
               f"(needs {THRESHOLD_PERCENT}%: {needed(total)} of {total}); s11 {s11}")
     print(f"\n{verdict(result, workspace.option())}")
     return ExitCode.PASSED if result.passed else ExitCode.NOT_PASSED
+
+
+def tally(run: engine.RunResult) -> str:
+    """How a run of the student's tests went, as in "3 pass, 1 fails"."""
+    failed = len(run.failures)
+    said = f"{len(run.records) - failed} pass, {failed} fail{'s' if failed == 1 else ''}"
+    return said if run.status is engine.Status.OK else f"{said} ({run.status.value})"
 
 
 def cmd_diff(args: argparse.Namespace) -> int:

@@ -278,14 +278,15 @@ def grade_tests(workspace: Workspace, suite: Suite, tests_text: str, trees: tupl
     ran = {done.mutant.id: done for done in mutation.run_mutants(
         suite, shuffled(planted, tests_text), limits, expected, each, workers)}
     result.mutants = [ran[mutant.id] for mutant in planted[:len(catalog.IDS)]]
-    for where, again in (("the reference", ran["reference"]),
-                         ("the second correct tree", ran["second"])):
-        failed = [record.name for record in again.run.failures]
+    for where, first, again in (("the reference", on_reference, ran["reference"]),
+                                ("the second correct tree", result.on_second, ran["second"])):
+        before = {record.name for record in first.failures}
+        failed = [record.name for record in again.run.failures if record.name not in before]
         if again.run.status is not Status.OK or failed:
             said = ", ".join(map(short_name, failed)) or again.run.status.value
             result.problem = (f"your tests passed on {where} once and failed on it when run "
-                              f"again ({said}): they keep state between runs or are random, "
-                              "so no grade can rest on them")
+                              f"again ({said}): they are flaky (they keep state between runs or "
+                              "are random), so no grade can rest on them")
             return result
     if not result.killed(ran["placebo"]):
         result.problem = ("your tests pass on a tree whose every method raises: they never "

@@ -21,7 +21,7 @@ from harness.errors import OlError
 from harness.project import COURSE_TEST_NAMES, COURSE_TESTS, MODEL
 
 LIMIT_FLOOR = 30.0      # seconds: no run is cut shorter than this
-TEST_LIMIT_FLOOR = 2.0  # seconds: no single test is cut shorter than this
+TEST_LIMIT_FLOOR = 1.0  # seconds: no single test is cut shorter than this
 LIMIT_FACTOR = 5.0      # a mutant's run, and each test, may take this many times the reference's
 
 T = TypeVar("T")

@@ -41,6 +41,11 @@ def git_status() -> str:
     return done.stdout
 
 
+def listen_to_ctrl_c() -> None:
+    """Undo an ignored SIGINT inherited from a shell that started the suite in the background."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt(argv: list[str], scratch: Path, cwd: Path) -> tuple[int, str]:
     """Start ``ol argv``, press Ctrl-C once a run's folder exists; (exit code, stderr).
 
@@ -49,7 +54,8 @@ def interrupt(argv: list[str], scratch: Path, cwd: Path) -> tuple[int, str]:
     env = {**os.environ, "TMPDIR": str(scratch)}
     process = subprocess.Popen([sys.executable, str(REFERENCE.parent.parent / "ol.py"), *argv],
                                cwd=cwd, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True,
+                               preexec_fn=listen_to_ctrl_c)
     deadline = time.monotonic() + 60
     while not list(scratch.glob("ol-run-*")) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -175,7 +175,8 @@ def test_check_passes_the_passing_example_with_every_table(checked):
     code, out, err = checked["passing"]
     assert code == ol.ExitCode.PASSED, out + err
     assert out.count("\npass    ") == len(COURSE_TEST_NAMES)
-    assert "12 tests; on the reference: ok; on the second correct tree: ok" in out
+    assert ("12 tests; on the reference: 12 pass, 0 fail; "
+            "on the second correct tree: 12 pass, 0 fail") in out
     assert "required tests missing: none" in out
     assert "kill rate 18 of 18 = 100% (needs 70%: 13 of 18); s11 killed" in out
     assert out.splitlines()[-1].startswith("PASSED: the course tests pass")
@@ -188,7 +189,9 @@ def test_check_fails_the_failing_example_and_says_why(checked):
     assert "FAIL    locks_pin_the_path" in out
     assert "model_based_against_a_naive_map failed" in out
     assert "Falsifying example:" in out and "state = RadixMachine()" in out
+    assert "on the reference: 4 pass, 0 fail; on the second correct tree: 3 pass, 1 fails" in out
     assert "INVALID new_nodes_take_the_next_ids fails on the second correct tree" in out
+    assert "when run again" not in out
     assert "(provisional: without the invalid tests)" in out
     assert ("required tests missing: test_insert_hands_back_the_stored_part, "
             "test_locks_pin_ancestors, test_parent_becomes_evictable") in out

@@ -17,10 +17,11 @@ from tl_ds.radix import ROOT, RadixTree
 
 PROFILES = {
     # what every student's run sees: fixed, derandomized, no database, no deadline
-    "course": {"max_examples": 100, "stateful_step_count": 50,
-               "phases": (Phase.explicit, Phase.generate, Phase.shrink)},
+    "course": {"max_examples": 72, "stateful_step_count": 50,
+               "phases": (Phase.explicit, Phase.generate, Phase.shrink),
+               "report_multiple_bugs": False},
     # the same steps, without shrinking a failure: for kill matrices, where only the verdict counts
-    "verdict": {"max_examples": 100, "stateful_step_count": 50,
+    "verdict": {"max_examples": 72, "stateful_step_count": 50,
                 "phases": (Phase.explicit, Phase.generate)},
     # the project's CI: the same machine, longer
     "long": {"max_examples": 600, "stateful_step_count": 80},
