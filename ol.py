@@ -10,15 +10,19 @@ from __future__ import annotations
 import argparse
 import difflib
 import enum
+import io
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness import catalog, engine, grading, mutation
+from harness import batch, catalog, engine, grading, mutation
+from harness import reports as reports_module
 from harness import workspace as workspace_module
 from harness.course import REQUIRED_TESTS, THRESHOLD_PERCENT, load_course_tests, needed
 from harness.errors import OlError
 from harness.project import COURSE_TEST_NAMES, MODULES, reference_source
+from harness.render import short, show_check, table, verdict
 
 
 class ExitCode(enum.IntEnum):
@@ -58,10 +62,30 @@ def build_parser() -> Parser:
                        help="runs at once (default: one per core)")
     check.add_argument("--allow-flagged", action="store_true",
                        help="staff: grade a test file even when the static scan flags it")
+    check.add_argument("--report", type=Path, default=None, metavar="DIR",
+                       help="also write results.json (Gradescope), junit.xml, mutation.html "
+                            "and, for staff, mutation.json (Stryker) into DIR, a new or "
+                            "empty folder")
+    check.add_argument("--audience", choices=("student", "staff"), default="student",
+                       help="student (default): reports show statuses, killing tests and "
+                            "hints; staff: also the reference source and the mutants' diffs")
     command("diff", "your tree against the reference, once the course tests pass")
+    grade = command("grade", "staff: grade many workspaces, a report folder each and a "
+                    "summary", workspace=False)
+    grade.add_argument("submissions", nargs="+", type=Path, metavar="DIR",
+                       help="the workspaces to grade (each holds tl_ds/radix.py and tests/)")
+    grade.add_argument("--jobs", type=int, default=None, metavar="N",
+                       help="submissions graded at once (default: one per two cores)")
+    grade.add_argument("--out", type=Path, default=Path("ol-grades"), metavar="DIR",
+                       help="a new or empty folder for the reports and the summary "
+                            "(default: ./ol-grades)")
+    grade.add_argument("--audience", choices=reports_module.AUDIENCES, default="student",
+                       help="what the reports show: student (default) or staff")
+    grade.add_argument("--allow-flagged", action="store_true",
+                       help="grade test files the static scan flags")
     mutants = command("mutants", "staff: the kill matrix of the course suite against the "
                       "18 mutants", workspace=False)
-    for sub in (check, mutants):
+    for sub in (check, mutants, grade):
         sub.add_argument("--isolation", choices=("fast", "strict"), default=None,
                          help="fast: fork each run from a warm worker (the default where "
                               "fork exists); strict: a fresh interpreter per run")
@@ -72,10 +96,6 @@ def check_module(module: str) -> None:
     if module not in MODULES:
         raise OlError(f"unknown module id {module!r}: this harness grades {', '.join(MODULES)}. "
                       f"Run e.g. `ol tests ds.07`.")
-
-
-def short(name: str) -> str:
-    return name.removeprefix("test_")
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:
@@ -122,19 +142,6 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 def open_workspace(args: argparse.Namespace) -> workspace_module.Workspace:
     check_module(args.module)
     return workspace_module.Workspace(args.workspace)
-
-
-def table(rows: Sequence[Sequence[str]], head: Sequence[str]) -> None:
-    """Rows under a head, columns padded to the widest cell; the last column is not padded."""
-    widths = [max(len(str(row[i])) for row in (head, *rows)) for i in range(len(head) - 1)]
-    for row in (head, *rows):
-        cells = [f"{cell:<{width}}" for cell, width in zip(row, widths, strict=False)]
-        print("  ".join([*cells, str(row[-1])]).rstrip())
-
-
-def listing(names: Sequence[str], most: int = 3) -> str:
-    shown = ", ".join(map(short, names[:most]))
-    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 class Progress:
@@ -228,101 +235,24 @@ def cmd_tdd(args: argparse.Namespace) -> int:
     return ExitCode.NOT_PASSED
 
 
-def print_course(run: mutation.RunResult) -> None:
-    records = {record.name: record for record in run.records}
-    rows, failures = [], []
-    for name in COURSE_TEST_NAMES:
-        record = records.get(name)
-        if record is None:
-            state = run.status.value if run.status is not mutation.Status.OK else "not run"
-        else:
-            state = "pass" if record.outcome == "passed" else "FAIL"
-            if record.broke:
-                failures.append(record)
-        rows.append((state, short(name), ""))
-    table(rows, ("result", "course test", ""))
-    if run.status is not mutation.Status.OK:
-        print(f"  the run did not finish ({run.status.value}): {run.detail}")
-    for record in failures:
-        lines = 60 if record.name == COURSE_TEST_NAMES[-1] else 6
-        print(f"\n  {short(record.name)} failed ({record.exception}):")
-        for line in grading.message(record, lines).splitlines():
-            print(f"    {line}")
-
-
-def verdict(result: grading.Check, option: str) -> str:
-    """One line: PASSED, or what is wrong and what to do first."""
-    total = len(catalog.IDS)
-    if result.passed:
-        return (f"PASSED: the course tests pass and your tests kill {result.kills} of {total} "
-                f"mutants, s11 among them. Next: `ol diff ds.07{option}`.")
-    wrong, todo = [], []
-    if not result.course_passed:
-        wrong.append("course tests fail")
-        todo.append("fix your tree until the course tests pass")
-    if result.problem or result.invalid:
-        wrong.append("grade refused: your tests are invalid")
-        todo.append("make every test pass on a correct tree")
-    if result.missing_names:
-        wrong.append(f"{len(result.missing_names)} required test(s) missing")
-        todo.append(f"add {', '.join(result.missing_names)}")
-    if result.mutants and result.required_survivors:
-        wrong.append("s11 survives")
-        todo.append("add a test that a locked leaf is never evicted")
-    if result.mutants and not result.rate_met:
-        wrong.append(f"{result.kills} of {total} mutants killed, {needed(total)} needed")
-        todo.append("read the hints of the survivors")
-    return f"NOT PASSED: {'; '.join(wrong)}. Next: {todo[0]}, then run `ol check ds.07{option}`."
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     workspace = open_workspace(args)
     workspace.require(radix=True, tests=True)
-
+    reports = reports_module.ReportFolder(args.report, args.audience) if args.report else None
     progress = Progress()
+    started = time.monotonic()
     try:
         result = grading.check(workspace, progress, args.jobs, args.allow_flagged)
     finally:
         progress.close()
-    print(f"ol check ds.07{workspace.option()}\n\n1. The course tests against your tree "
-          f"({workspace.radix}):")
-    print_course(result.course)
-    print(f"\n2. Your tests ({workspace.tests}) on two correct trees:")
-    if result.on_reference is not None:
-        print(f"  {len(result.on_reference.records)} tests; on the reference: "
-              f"{tally(result.on_reference)}; on the second correct tree: "
-              f"{tally(result.on_second)}")
-    if result.problem:
-        print(f"  {result.problem}.")
-    for flag in result.flags:
-        print(f"  FLAGGED {flag}")
-    for entry in result.invalid:
-        print(f"  INVALID {short(entry.name)} fails on {entry.where}: {entry.detail}")
-    missing = ", ".join(result.missing_names) or "none"
-    print(f"  required tests missing: {missing}")
-    if result.mutants:
-        graded = "" if result.graded else " (provisional: without the invalid tests)"
-        print(f"\n3. Your tests against the {len(result.mutants)} planted mutants{graded}:")
-        rows = []
-        for done in result.mutants:
-            killers = result.killers(done)
-            state = f"killed by {listing(killers)}" if killers else \
-                f"SURVIVED  hint: {done.mutant.hint}"
-            rows.append((done.mutant.id, done.mutant.title, state))
-        table(rows, ("id", "pitfall", "result"))
-        total = len(result.mutants)
-        s11 = "killed" if not result.required_survivors else "SURVIVED (required)"
-        print(f"\n  kill rate {result.kills} of {total} = {result.kills / total:.0%} "
-              f"(needs {THRESHOLD_PERCENT}%: {needed(total)} of {total}); s11 {s11}")
-    print(f"\n{verdict(result, workspace.option())}")
+    text = io.StringIO()
+    show_check(result, workspace, text)
+    sys.stdout.write(text.getvalue())
+    if reports is not None:
+        reports.write(result, text.getvalue(), verdict(result, workspace.option()),
+                      time.monotonic() - started)
+        print(f"\nreports: {', '.join(reports.written)} in {reports.folder}")
     return ExitCode.PASSED if result.passed else ExitCode.NOT_PASSED
-
-
-def tally(run: engine.RunResult) -> str:
-    """How a run of the student's tests went, as in "3 pass, 1 fails"."""
-    failed = len(run.failures)
-    said = f"{len(run.records) - failed} pass, {failed} fail{'s' if failed == 1 else ''}"
-    return said if run.status is engine.Status.OK else f"{said} ({run.status.value})"
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -347,6 +277,31 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return ExitCode.PASSED
 
 
+def cmd_grade(args: argparse.Namespace) -> int:
+    check_module(args.module)
+    missing = [str(path) for path in args.submissions if not path.is_dir()]
+    if missing:
+        raise OlError(f"not a folder: {', '.join(missing)}. Pass ol grade the workspaces to "
+                      "grade, e.g. `ol grade ds.07 submissions/*`")
+    jobs = args.jobs or max(1, mutation.cores() // 2)
+    progress = Progress()
+    started = time.monotonic()
+    try:
+        rows = batch.grade_all(args.submissions, args.out, jobs, args.audience,
+                               args.allow_flagged, progress)
+    finally:
+        progress.close()
+    table([(row.submission, row.verdict, row.course_tests_passed, row.kill_rate, row.s11,
+            f"{row.seconds:.0f} s") for row in rows],
+          ("submission", "verdict", "course", "killed", "s11", "time"))
+    counts = {verdict: sum(row.verdict == verdict for row in rows)
+              for verdict in ("passed", "not passed", "error")}
+    print(f"\n{len(rows)} submissions in {time.monotonic() - started:.0f} s: "
+          + ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
+          + f". Reports and summary.csv/summary.json in {args.out}")
+    return ExitCode.PASSED
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "start": cmd_start,
     "tests": cmd_tests,
@@ -354,6 +309,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": cmd_check,
     "diff": cmd_diff,
     "mutants": cmd_mutants,
+    "grade": cmd_grade,
 }
 
 

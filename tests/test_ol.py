@@ -7,19 +7,25 @@ The slow runs (`ol check` on the two bundled examples) happen once per module.
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
+import json
 import shutil
+import subprocess
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
 from conftest import git_status, interrupt
 
 import ol
+from harness import catalog
 from harness.course import REQUIRED_TESTS, meets_threshold, needed
 from harness.project import COURSE_TEST_NAMES, EXAMPLES, ROOT
 
 PASSING = EXAMPLES / "passing"
 FAILING = EXAMPLES / "failing"
+DATA = Path(__file__).with_name("data")
 TREE = (PASSING / "tl_ds" / "radix.py").read_text(encoding="utf-8")
 
 
@@ -29,6 +35,11 @@ def ol_run(*argv: str | Path) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = ol.main([str(arg) for arg in argv])
     return code, out.getvalue(), err.getvalue()
+
+
+def verdict_line(out: str) -> str:
+    """The verdict of `ol check`'s output (a line about reports may follow it)."""
+    return [line for line in out.splitlines() if line.startswith(("PASSED", "NOT PASSED"))][-1]
 
 
 def bad_input(*argv: str | Path) -> str:
@@ -54,11 +65,22 @@ def write_tests(root: Path, body: str) -> None:
     (root / "tests" / "test_ds07_radix.py").write_text(body, encoding="utf-8")
 
 
+AUDIENCE = {"passing": "staff", "failing": "student"}
+
+
 @pytest.fixture(scope="module")
-def checked() -> dict[str, tuple[int, str, str]]:
+def reports(tmp_path_factory) -> dict[str, Path]:
+    """Where `checked` writes each example's reports: staff for passing, student for failing."""
+    root = tmp_path_factory.mktemp("reports")
+    return {name: root / name for name in AUDIENCE}
+
+
+@pytest.fixture(scope="module")
+def checked(reports) -> dict[str, tuple[int, str, str]]:
     before = git_status()
-    runs = {name: ol_run("check", "ds.07", "--workspace", EXAMPLES / name)
-            for name in ("passing", "failing")}
+    runs = {name: ol_run("check", "ds.07", "--workspace", EXAMPLES / name,
+                         "--report", reports[name], "--audience", audience)
+            for name, audience in AUDIENCE.items()}
     assert git_status() == before
     return runs
 
@@ -179,7 +201,7 @@ def test_check_passes_the_passing_example_with_every_table(checked):
             "on the second correct tree: 12 pass, 0 fail") in out
     assert "required tests missing: none" in out
     assert "kill rate 18 of 18 = 100% (needs 70%: 13 of 18); s11 killed" in out
-    assert out.splitlines()[-1].startswith("PASSED: the course tests pass")
+    assert verdict_line(out).startswith("PASSED: the course tests pass")
     assert "Traceback" not in out + err
 
 
@@ -198,7 +220,7 @@ def test_check_fails_the_failing_example_and_says_why(checked):
     assert "SURVIVED (required)" in out
     assert any(line.startswith("s11 ") and "SURVIVED  hint:" in line
                for line in out.splitlines())
-    last = out.splitlines()[-1]
+    last = verdict_line(out)
     assert last.startswith("NOT PASSED: course tests fail; grade refused")
     assert "Next: fix your tree until the course tests pass" in last
 
@@ -316,3 +338,122 @@ def test_ctrl_c_in_the_middle_of_ol_check_leaves_nothing_behind(tmp_path):
     assert "interrupted" in err and "Traceback" not in err
     assert list(scratch.iterdir()) == []
     assert git_status() == before
+
+
+# --- reports (ol check --report) and ol grade -------------------------------------------------
+
+GRADESCOPE_VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+GRADESCOPE_FORMATS = {"text", "html", "simple_format", "md", "ansi"}
+REFERENCE_LINE = "A radix tree over token ids: the prefix cache of an LLM server"
+
+
+def test_the_staff_mutation_json_is_valid_against_the_published_schema(checked, reports):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((DATA / "mutation-testing-report-schema-3.8.4.json").read_text())
+    report = json.loads((reports["passing"] / "mutation.json").read_text())
+    jsonschema.validate(report, schema)
+    mutants = report["files"]["impl/radix.py"]["mutants"]
+    assert [mutant["id"] for mutant in mutants] == list(catalog.IDS)
+    assert {mutant["status"] for mutant in mutants} == {"Killed"}
+    assert all(mutant["killedBy"] and mutant["description"] for mutant in mutants)
+    assert REFERENCE_LINE in report["files"]["impl/radix.py"]["source"]
+
+
+def test_results_json_has_the_fields_gradescope_reads_and_scores_the_rows(checked, reports):
+    for name in AUDIENCE:
+        results = json.loads((reports[name] / "results.json").read_text())
+        assert isinstance(results["score"], int | float)
+        assert isinstance(results["execution_time"], int | float)
+        assert results["visibility"] in GRADESCOPE_VISIBILITY
+        assert results["output_format"] in GRADESCOPE_FORMATS
+        for test in results["tests"]:
+            assert isinstance(test["name"], str) and test["output"]
+            assert 0 <= test["score"] <= test["max_score"]
+            assert test["status"] in ("passed", "failed")
+            assert test["visibility"] in GRADESCOPE_VISIBILITY
+        assert results["score"] == sum(test["score"] for test in results["tests"])
+        assert len(results["tests"]) == len(COURSE_TEST_NAMES) + 1 + len(catalog.IDS) + 1
+    passing = json.loads((reports["passing"] / "results.json").read_text())
+    assert passing["score"] == sum(test["max_score"] for test in passing["tests"])
+    failing = {test["name"]: test for test in
+               json.loads((reports["failing"] / "results.json").read_text())["tests"]}
+    assert failing["course test test_locks_pin_the_path"]["status"] == "failed"
+    assert "missing: test_insert_hands_back" in failing["the six required test names"]["output"]
+    assert failing["mutant s11: Leaving locked leaves on the list"]["score"] == 0
+    assert failing["verdict of ol check"]["output"].startswith("NOT PASSED")
+
+
+def test_student_reports_never_show_the_reference_or_a_diff(checked, reports):
+    folder = reports["failing"]
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "junit.xml", "mutation.html", "results.json"]
+    for path in folder.iterdir():
+        text = path.read_text()
+        assert REFERENCE_LINE not in text and "\n@@ -" not in text and "+++ " not in text
+    page = (folder / "mutation.html").read_text()
+    assert "Staff only" not in page and "hint" in page.lower()
+
+
+def test_junit_xml_lists_every_course_test_and_its_failure(checked, reports):
+    suite = ElementTree.parse(reports["failing"] / "junit.xml").getroot()
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert list(cases) == list(COURSE_TEST_NAMES)
+    assert cases["test_locks_pin_the_path"].find("failure") is not None
+    assert cases["test_hand_example_split_and_match"].find("failure") is None
+    assert int(suite.get("failures")) == sum(
+        case.find("failure") is not None for case in cases.values())
+
+
+@pytest.mark.skipif(not shutil.which("chromium"), reason="headless Chromium is not installed")
+def test_the_html_report_renders_in_headless_chromium_with_every_mutant(checked, reports,
+                                                                        tmp_path):
+    page = reports["passing"] / "mutation.html"
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+             "--no-first-run", "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run(["chromium", *flags, "--dump-dom", page.as_uri()], capture_output=True,
+                         text=True, timeout=120).stdout
+    for id in catalog.IDS:
+        assert f"<tr id=\"{id}\">" in dom
+    assert "Staff only: the reference" in dom
+    shot = tmp_path / "mutation.png"
+    subprocess.run(["chromium", *flags, "--window-size=1200,1400", f"--screenshot={shot}",
+                    page.as_uri()], capture_output=True, timeout=120)
+    assert shot.stat().st_size > 10_000
+    print(f"screenshot: {shot}")
+
+
+def test_report_refuses_a_folder_that_already_holds_reports(tmp_path):
+    (tmp_path / "results.json").write_text("{}")
+    err = bad_input("check", "ds.07", "--workspace", PASSING, "--report", tmp_path)
+    assert "already holds results.json" in err and "never overwrites" in err
+    assert (tmp_path / "results.json").read_text() == "{}"
+
+
+def test_ol_grade_grades_each_submission_and_a_broken_one_does_not_stop_the_batch(tmp_path):
+    good = tmp_path / "class" / "alice"
+    shutil.copytree(PASSING, good, symlinks=False)
+    broken = tmp_path / "class" / "bob"
+    shutil.copytree(PASSING, broken, symlinks=False)
+    (broken / "tl_ds" / "radix.py").write_text("class RadixTree(:\n")
+    empty = tmp_path / "class" / "carol"
+    (empty / "tl_ds").mkdir(parents=True)
+    out = tmp_path / "grades"
+    code, text, err = ol_run("grade", "ds.07", good, broken, empty, "--out", out)
+    assert code == ol.ExitCode.PASSED, text + err
+    assert "3 submissions in" in text and "1 passed, 0 not passed, 2 error" in text
+    rows = list(csv.DictReader((out / "summary.csv").open()))
+    assert [row["submission"] for row in rows] == ["alice", "bob", "carol"]
+    assert [row["verdict"] for row in rows] == ["passed", "error", "error"]
+    assert rows[0]["course_tests_passed"] == "11 of 11" and rows[0]["kill_rate"] == "18 of 18"
+    assert "does not import" in rows[1]["note"] and "missing" in rows[2]["note"]
+    assert json.loads((out / "summary.json").read_text())[0]["s11"] == "killed"
+    assert (out / "alice" / "reports" / "results.json").exists()
+    assert "not graded" in (out / "bob" / "check.txt").read_text()
+
+
+def test_ol_grade_refuses_an_out_folder_with_files_in_it(tmp_path):
+    (tmp_path / "old.csv").write_text("kept")
+    err = bad_input("grade", "ds.07", PASSING, "--out", tmp_path)
+    assert "not an empty folder" in err
+    assert (tmp_path / "old.csv").read_text() == "kept"

@@ -1,0 +1,139 @@
+"""`ol grade`: many workspaces graded in one command, a report folder each and a summary.
+
+Each submission is graded exactly as `ol check` grades it, into ``OUT/<name>/``: the
+terminal text (``check.txt``) and the reports. A submission that does not import, lacks a
+file, crashes, hangs or breaks the grader is graded as such (verdict ``error`` with the
+reason); it never stops the batch. The summary goes to ``OUT/summary.csv`` and
+``OUT/summary.json``, one row per submission in the order given.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from harness import grading, mutation
+from harness.errors import OlError
+from harness.project import COURSE_TEST_NAMES
+from harness.render import show_check, verdict
+from harness.reports import ReportFolder
+from harness.workspace import Workspace
+
+COLUMNS = ("submission", "verdict", "course_tests_passed", "kill_rate", "s11", "invalid_tests",
+           "seconds", "note")
+
+
+@dataclass(frozen=True)
+class Row:
+    submission: str
+    verdict: str              # passed, not passed, error
+    course_tests_passed: str  # "9 of 11"
+    kill_rate: str            # "15 of 18", or "" when the mutants did not run
+    s11: str                  # killed, survived, or ""
+    invalid_tests: str        # the invalid tests' names, space-separated
+    seconds: float
+    note: str                 # the verdict line, or why the submission could not be graded
+
+
+def folder_names(submissions: Sequence[Path]) -> list[str]:
+    """One distinct folder name per submission: its own name, numbered when names repeat."""
+    names: list[str] = []
+    for path in submissions:
+        base = path.resolve().name or "submission"
+        name, number = base, 1
+        while name in names:
+            number += 1
+            name = f"{base}-{number}"
+        names.append(name)
+    return names
+
+
+def prepare(out: Path) -> None:
+    """``out`` must be new or empty: a batch never mixes with, or overwrites, older results."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise OlError(f"{out} exists and is not an empty folder: ol grade writes only into a "
+                      "new or empty one. Pass --out a new folder")
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def grade_one(path: Path, name: str, out: Path, audience: str, allow_flagged: bool,
+              jobs: int) -> Row:
+    started = time.monotonic()
+    folder = out / name
+    folder.mkdir()
+    workspace = Workspace(path)
+    try:
+        workspace.require(radix=True, tests=True)
+        reports = ReportFolder(folder / "reports", audience)
+        result = grading.check(workspace, None, jobs, allow_flagged)
+    except OlError as error:
+        return failed(folder, name, str(error), started)
+    except Exception as error:  # a grader bug on this submission must not stop the batch
+        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+        return failed(folder, name, f"the grader failed on this submission: {detail}", started)
+    text = io.StringIO()
+    show_check(result, workspace, text)
+    line = verdict(result, workspace.option())
+    seconds = time.monotonic() - started
+    (folder / "check.txt").write_text(text.getvalue(), encoding="utf-8")
+    reports.write(result, text.getvalue(), line, seconds)
+    course = result.course
+    passed = sum(record.outcome == "passed" for record in course.records) if course else 0
+    graded = bool(result.mutants)
+    return Row(
+        submission=name,
+        verdict="passed" if result.passed else "not passed",
+        course_tests_passed=f"{passed} of {len(COURSE_TEST_NAMES)}",
+        kill_rate=f"{result.kills} of {len(result.mutants)}" if graded else "",
+        s11=("survived" if result.required_survivors else "killed") if graded else "",
+        invalid_tests=" ".join(sorted(result.invalid_names)),
+        seconds=round(seconds, 1),
+        note=line,
+    )
+
+
+def failed(folder: Path, name: str, reason: str, started: float) -> Row:
+    (folder / "check.txt").write_text(f"not graded: {reason}\n", encoding="utf-8")
+    return Row(name, "error", "", "", "", "", round(time.monotonic() - started, 1),
+               " ".join(reason.split()))
+
+
+def grade_all(submissions: Sequence[Path], out: Path, jobs: int, audience: str = "student",
+              allow_flagged: bool = False,
+              progress: Callable[[str], None] | None = None) -> list[Row]:
+    """Grade every submission, ``jobs`` at a time; write the summary; rows in input order."""
+    prepare(out)
+    names = folder_names(submissions)
+    lock, done = threading.Lock(), [0]
+
+    def one(path: Path, name: str) -> Row:
+        row = grade_one(path, name, out, audience, allow_flagged, per_check)
+        with lock:
+            done[0] += 1
+            if progress is not None:
+                progress(f"{done[0]} of {len(names)} graded: {name} {row.verdict}")
+        return row
+
+    per_check = max(2, mutation.cores() // jobs)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        rows = list(pool.map(one, submissions, names))
+    write_summary(out, rows)
+    return rows
+
+
+def write_summary(out: Path, rows: Sequence[Row]) -> None:
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(asdict(row) for row in rows)
+    (out / "summary.csv").write_text(text.getvalue(), encoding="utf-8")
+    (out / "summary.json").write_text(json.dumps([asdict(row) for row in rows], indent=2) + "\n",
+                                      encoding="utf-8")

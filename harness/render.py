@@ -1,0 +1,129 @@
+"""How `ol` words its results: tables, the course table, the check report, the verdict.
+
+Every function writes to ``out`` (standard output when None) or returns a string, so a
+batch of checks can keep each submission's text apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TextIO
+
+from harness import catalog, engine, grading, mutation
+from harness.course import THRESHOLD_PERCENT, needed
+from harness.project import COURSE_TEST_NAMES
+from harness.workspace import Workspace
+
+
+def short(name: str) -> str:
+    return name.removeprefix("test_")
+
+
+def table(rows: Sequence[Sequence[str]], head: Sequence[str], out: TextIO | None = None) -> None:
+    """Rows under a head, columns padded to the widest cell; the last column is not padded."""
+    widths = [max(len(str(row[i])) for row in (head, *rows)) for i in range(len(head) - 1)]
+    for row in (head, *rows):
+        cells = [f"{cell:<{width}}" for cell, width in zip(row, widths, strict=False)]
+        print("  ".join([*cells, str(row[-1])]).rstrip(), file=out)
+
+
+def listing(names: Sequence[str], most: int = 3) -> str:
+    shown = ", ".join(map(short, names[:most]))
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def print_course(run: mutation.RunResult, out: TextIO | None = None) -> None:
+    records = {record.name: record for record in run.records}
+    rows, failures = [], []
+    for name in COURSE_TEST_NAMES:
+        record = records.get(name)
+        if record is None:
+            state = run.status.value if run.status is not mutation.Status.OK else "not run"
+        else:
+            state = "pass" if record.outcome == "passed" else "FAIL"
+            if record.broke:
+                failures.append(record)
+        rows.append((state, short(name), ""))
+    table(rows, ("result", "course test", ""), out)
+    if run.status is not mutation.Status.OK:
+        print(f"  the run did not finish ({run.status.value}): {run.detail}", file=out)
+    for record in failures:
+        lines = 60 if record.name == COURSE_TEST_NAMES[-1] else 6
+        print(f"\n  {short(record.name)} failed ({record.exception}):", file=out)
+        for line in grading.message(record, lines).splitlines():
+            print(f"    {line}", file=out)
+
+
+def verdict(result: grading.Check, option: str) -> str:
+    """One line: PASSED, or what is wrong and what to do first."""
+    total = len(catalog.IDS)
+    if result.passed:
+        return (f"PASSED: the course tests pass and your tests kill {result.kills} of {total} "
+                f"mutants, s11 among them. Next: `ol diff ds.07{option}`.")
+    wrong, todo = [], []
+    if not result.course_passed:
+        wrong.append("course tests fail")
+        todo.append("fix your tree until the course tests pass")
+    if result.problem or result.invalid:
+        wrong.append("grade refused: your tests are invalid")
+        todo.append("make every test pass on a correct tree")
+    if result.missing_names:
+        wrong.append(f"{len(result.missing_names)} required test(s) missing")
+        todo.append(f"add {', '.join(result.missing_names)}")
+    if result.mutants and result.required_survivors:
+        wrong.append("s11 survives")
+        todo.append("add a test that a locked leaf is never evicted")
+    if result.mutants and not result.rate_met:
+        wrong.append(f"{result.kills} of {total} mutants killed, {needed(total)} needed")
+        todo.append("read the hints of the survivors")
+    return f"NOT PASSED: {'; '.join(wrong)}. Next: {todo[0]}, then run `ol check ds.07{option}`."
+
+
+def show_check(result: grading.Check, workspace: Workspace,
+               out: TextIO | None = None) -> None:
+    """What `ol check` prints: the course table, the student's tests, the mutants, a verdict."""
+    def say(line: str = "") -> None:
+        print(line, file=out)
+
+    say(f"ol check ds.07{workspace.option()}\n\n1. The course tests against your tree "
+        f"({workspace.radix}):")
+    print_course(result.course, out)
+    say(f"\n2. Your tests ({workspace.tests}) on two correct trees:")
+    if result.on_reference is not None:
+        say(f"  {len(result.on_reference.records)} tests; on the reference: "
+            f"{tally(result.on_reference)}; on the second correct tree: "
+            f"{tally(result.on_second)}")
+    if result.problem:
+        say(f"  {result.problem}.")
+    for flag in result.flags:
+        say(f"  FLAGGED {flag}")
+    for entry in result.invalid:
+        say(f"  INVALID {short(entry.name)} fails on {entry.where}: {entry.detail}")
+    say(f"  required tests missing: {', '.join(result.missing_names) or 'none'}")
+    if result.mutants:
+        graded = "" if result.graded else " (provisional: without the invalid tests)"
+        say(f"\n3. Your tests against the {len(result.mutants)} planted mutants{graded}:")
+        rows = [(done.mutant.id, done.mutant.title, mutant_state(result, done))
+                for done in result.mutants]
+        table(rows, ("id", "pitfall", "result"), out)
+        say(f"\n  {kill_rate(result)}")
+    say(f"\n{verdict(result, workspace.option())}")
+
+
+def mutant_state(result: grading.Check, done: mutation.MutantResult) -> str:
+    killers = result.killers(done)
+    return f"killed by {listing(killers)}" if killers else f"SURVIVED  hint: {done.mutant.hint}"
+
+
+def kill_rate(result: grading.Check) -> str:
+    total = len(result.mutants)
+    s11 = "killed" if not result.required_survivors else "SURVIVED (required)"
+    return (f"kill rate {result.kills} of {total} = {result.kills / total:.0%} "
+            f"(needs {THRESHOLD_PERCENT}%: {needed(total)} of {total}); s11 {s11}")
+
+
+def tally(run: engine.RunResult) -> str:
+    """How a run of the student's tests went, as in "3 pass, 1 fails"."""
+    failed = len(run.failures)
+    said = f"{len(run.records) - failed} pass, {failed} fail{'s' if failed == 1 else ''}"
+    return said if run.status is engine.Status.OK else f"{said} ({run.status.value})"

@@ -1,0 +1,313 @@
+"""The files `ol check --report DIR` writes for course staff: Gradescope, JUnit, mutation reports.
+
+- ``results.json``: Gradescope's autograder results (one row per course test, one for the
+  six required names, one per planted mutant, one for the verdict);
+- ``junit.xml``: the course tests, for CI dashboards;
+- ``mutation.html``: a self-contained page (no network, no script) with the score against
+  the threshold and every mutant's status, killing tests or hint;
+- ``mutation.json`` (staff only): the mutation testing report format (schemaVersion 2)
+  that Stryker's dashboard and the mutation-testing-elements viewer read.
+
+The audience decides what a report may show. ``student`` (the default) never shows the
+reference or a mutant's diff: the chapter shows the reference only through `ol diff`,
+after the course tests pass. ``staff`` adds the reference source with each mutant's lines
+marked, the diffs, and ``mutation.json``, which must carry the source.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness import catalog, mutation
+from harness.course import REQUIRED_TESTS, THRESHOLD_PERCENT, needed
+from harness.engine import Status
+from harness.errors import OlError
+from harness.grading import Check, message
+from harness.project import COURSE_TEST_NAMES, reference_source
+
+AUDIENCES = ("student", "staff")
+STUDENT_FILES = ("results.json", "junit.xml", "mutation.html")
+STAFF_FILES = (*STUDENT_FILES, "mutation.json")
+REFERENCE_PATH = "impl/radix.py"
+VERDICT_POINTS = 10  # the verdict row: all of it when `ol check` passes, none otherwise
+
+
+@dataclass
+class ReportFolder:
+    """A folder the reports go to: new or empty of them, checked before any grading starts."""
+
+    folder: Path
+    audience: str = "student"
+    written: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.audience not in AUDIENCES:
+            raise OlError(f"unknown audience {self.audience!r}: choose student or staff")
+        if self.folder.exists() and not self.folder.is_dir():
+            raise OlError(f"{self.folder} is a file, not a folder: pass --report a new folder "
+                          "(or one without reports in it)")
+        taken = [name for name in self.names if (self.folder / name).exists()]
+        if taken:
+            raise OlError(f"{self.folder} already holds {', '.join(taken)}: ol never "
+                          "overwrites a file. Pass --report a new folder, or move those away")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return STAFF_FILES if self.audience == "staff" else STUDENT_FILES
+
+    def write(self, result: Check, terminal: str, verdict: str, seconds: float) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        staff = self.audience == "staff"
+        documents = {
+            "results.json": json.dumps(gradescope(result, terminal, verdict, seconds), indent=2),
+            "junit.xml": junit(result),
+            "mutation.html": page(result, verdict, staff),
+        }
+        if staff:
+            documents["mutation.json"] = json.dumps(stryker(result), indent=2)
+        for name in self.names:
+            path = self.folder / name
+            with path.open("x", encoding="utf-8") as out:  # "x": never overwrite
+                out.write(documents[name] + "\n")
+            self.written.append(name)
+
+
+# --- what every report says of a mutant ---------------------------------------------------
+
+def status(result: Check, done: mutation.MutantResult) -> str:
+    """The mutant's status in the mutation testing report format."""
+    if done.run.status is Status.TIMEOUT:
+        return "Timeout"
+    if done.run.status is not Status.OK:
+        return "RuntimeError"
+    return "Killed" if result.killed(done) else "Survived"
+
+
+def reason(result: Check, done: mutation.MutantResult) -> str:
+    """Why it has its status: the first killing test's message, how its run ended, or a hint."""
+    if done.run.status is not Status.OK:
+        return f"the run ended early ({done.run.status.value}): {done.run.detail}".strip()
+    killers = set(result.killers(done))
+    for record in done.run.failures:
+        if record.name in killers:
+            return f"{record.name}: {message(record, 8)}"
+    return f"survived; hint: {done.mutant.hint}"
+
+
+def changed_lines(patch: str) -> list[int]:
+    """The reference's line numbers a unified diff removes, or inserts before."""
+    lines: list[int] = []
+    old = 0
+    for line in patch.splitlines():
+        hunk = catalog.HUNK.match(line)
+        if hunk:
+            old = int(hunk.group(1))
+        elif line.startswith(("---", "+++")) or not old:
+            continue
+        elif line.startswith("-"):
+            lines.append(old)
+            old += 1
+        elif line.startswith("+"):
+            if not lines or lines[-1] != old:
+                lines.append(old)
+        else:
+            old += 1
+    return sorted(set(lines))
+
+
+def location(patch: str, source: str) -> dict:
+    """The span of the lines a mutant changes, as the mutation report's location."""
+    text = source.splitlines()
+    lines = [min(max(line, 1), len(text)) for line in changed_lines(patch)] or [1]
+    last = max(lines)
+    return {"start": {"line": min(lines), "column": 1},
+            "end": {"line": last, "column": len(text[last - 1]) + 1}}
+
+
+# --- results.json (Gradescope) ------------------------------------------------------------
+
+def gradescope(result: Check, terminal: str, verdict: str, seconds: float) -> dict:
+    """Gradescope's autograder results; what a student sees, so never the reference."""
+    tests = []
+    course = {record.name: record for record in result.course.records} if result.course else {}
+    for number, name in enumerate(COURSE_TEST_NAMES, 1):
+        record = course.get(name)
+        passed = record is not None and record.outcome == "passed"
+        said = ("passed" if passed else
+                f"not run: the course run ended early ({result.course.status.value})"
+                if record is None else f"{record.outcome}: {message(record, 40)}")
+        tests.append(row(f"course test {name}", passed, 1, said, f"1.{number}", "course"))
+    missing = result.missing_names
+    tests.append(row("the six required test names", not missing, 1,
+                     "all six present" if not missing else
+                     f"missing: {', '.join(missing)} (all of {', '.join(REQUIRED_TESTS)})",
+                     "2.1", "your tests"))
+    graded = result.graded
+    for number, done in enumerate(result.mutants, 1):
+        killed = graded and result.killed(done)
+        said = (f"{status(result, done)}: " + reason(result, done) if graded else
+                "not graded: your tests are invalid on a correct tree (see the output)")
+        tests.append(row(f"mutant {done.mutant.id}: {done.mutant.title}", killed, 1, said,
+                         f"3.{number}", "mutants"))
+    tests.append(row("verdict of ol check", result.passed, VERDICT_POINTS, verdict, "4.1",
+                     "verdict"))
+    return {
+        "score": sum(test["score"] for test in tests),
+        "execution_time": round(seconds, 3),
+        "output": terminal,
+        "output_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def row(name: str, passed: bool, points: int, output: str, number: str, tag: str) -> dict:
+    return {"name": name, "number": number, "score": points if passed else 0,
+            "max_score": points, "status": "passed" if passed else "failed",
+            "output": output, "output_format": "text", "tags": [tag], "visibility": "visible"}
+
+
+# --- junit.xml --------------------------------------------------------------------------------
+
+def junit(result: Check) -> str:
+    """The course tests as a JUnit XML test suite."""
+    run = result.course
+    records = {record.name: record for record in run.records} if run else {}
+    suite = ElementTree.Element("testsuite", name="ds.07 course tests")
+    failures = errors = 0
+    for name in COURSE_TEST_NAMES:
+        record = records.get(name)
+        case = ElementTree.SubElement(suite, "testcase", classname="ds07.course", name=name,
+                                      time=f"{record.seconds:.3f}" if record else "0")
+        if record is None:
+            errors += 1
+            ElementTree.SubElement(case, "error", message=f"not run: the course run ended "
+                                   f"early ({run.status.value if run else 'not run'})")
+        elif record.outcome in ("skipped", "xfailed"):
+            ElementTree.SubElement(case, "skipped", message=record.outcome)
+        elif record.outcome != "passed":
+            failures += 1
+            failure = ElementTree.SubElement(case, "failure", type=record.exception or "",
+                                             message=message(record, 1))
+            failure.text = record.text
+    suite.set("tests", str(len(COURSE_TEST_NAMES)))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("time", f"{run.seconds:.3f}" if run else "0")
+    ElementTree.indent(suite)
+    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True)
+
+
+# --- mutation.json (staff) ------------------------------------------------------------------
+
+def stryker(result: Check) -> dict:
+    """The mutation testing report (schemaVersion 2) of the student's tests on the mutants."""
+    source = reference_source()
+    mutants = []
+    for done in result.mutants:
+        mutant = done.mutant
+        entry = {
+            "id": mutant.id,
+            "mutatorName": "PlantedPitfall",
+            "description": f"{mutant.title}: {mutant.symptom}",
+            "location": location(mutant.patch, source),
+            "status": status(result, done),
+            "statusReason": reason(result, done),
+            "replacement": "".join(line[1:] + "\n" for line in mutant.patch.splitlines()
+                                   if line.startswith("+") and not line.startswith("+++")),
+            "duration": round(done.run.seconds * 1000),
+        }
+        if status(result, done) == "Killed":
+            entry["killedBy"] = list(result.killers(done))
+        mutants.append(entry)
+    tests = [{"id": name, "name": name} for name in result.names]
+    return {
+        "schemaVersion": "2",
+        "thresholds": {"high": THRESHOLD_PERCENT, "low": THRESHOLD_PERCENT},
+        "projectRoot": ".",
+        "files": {REFERENCE_PATH: {"language": "python", "source": source, "mutants": mutants}},
+        "testFiles": {"tests/test_ds07_radix.py": {"tests": tests}},
+        "framework": {"name": "ol"},
+    }
+
+
+# --- mutation.html --------------------------------------------------------------------------
+
+STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .3em .6em; border-bottom: 1px solid #ddd;
+         vertical-align: top; }
+.Killed { color: #11632b; } .Survived { color: #a1130c; font-weight: 600; }
+.Timeout, .RuntimeError { color: #8a5a00; }
+.score { font-size: 1.2em; padding: .6em 1em; border-radius: .4em; display: inline-block; }
+.met { background: #e3f4e8; } .unmet { background: #fbe4e2; }
+pre { background: #f6f6f6; padding: .6em; overflow-x: auto; font-size: 13px; }
+.source span.marked { background: #fff1b8; display: block; }
+.source span.plain { display: block; }
+.source i { color: #8a5a00; font-style: normal; float: right; }
+"""
+
+
+def page(result: Check, verdict: str, staff: bool) -> str:
+    """A page that needs nothing but itself: the score, the mutants, and for staff the source."""
+    total = len(result.mutants)
+    met = result.graded and result.rate_met and not result.required_survivors
+    if total:
+        score = (f"{result.kills} of {total} mutants killed ({result.kills / total:.0%}); "
+                 f"the bar is {THRESHOLD_PERCENT}% ({needed(total)} of {total}) with s11 "
+                 "killed")
+    else:
+        score = "your tests were not run on the mutants"
+    rows = []
+    for done in result.mutants:
+        state = status(result, done)
+        said = ", ".join(result.killers(done)) if state == "Killed" else (
+            done.mutant.hint if state == "Survived" else reason(result, done))
+        rows.append(f"<tr id='{done.mutant.id}'><td>{done.mutant.id}</td>"
+                    f"<td>{html.escape(done.mutant.title)}</td>"
+                    f"<td class='{state}'>{state}</td><td>{html.escape(said)}</td></tr>")
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<title>ds.07 mutation report</title>",
+        f"<style>{STYLE}</style></head><body>",
+        "<h1>ds.07 radix tree: your tests against the planted mutants</h1>",
+        f"<p class='score {'met' if met else 'unmet'}'>{html.escape(score)}</p>",
+        f"<p>{html.escape(verdict)}</p>",
+    ]
+    if not result.graded and total:
+        parts.append("<p><b>Provisional:</b> your tests are invalid on a correct tree, so "
+                     "this score does not count.</p>")
+    parts += ["<table><thead><tr><th>id</th><th>pitfall</th><th>status</th>"
+              "<th>killed by, or a hint</th></tr></thead><tbody>", *rows, "</tbody></table>"]
+    if staff:
+        parts += staff_sections(result)
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def staff_sections(result: Check) -> list[str]:
+    """The reference with each mutant's lines marked, and every mutant's diff."""
+    source = reference_source().splitlines()
+    marks: dict[int, list[str]] = {}
+    for done in result.mutants:
+        for line in changed_lines(done.mutant.patch):
+            marks.setdefault(min(max(line, 1), len(source)), []).append(done.mutant.id)
+    lines = []
+    for number, text in enumerate(source, 1):
+        ids = marks.get(number)
+        label = f"<i>{' '.join(ids)}</i>" if ids else ""
+        kind = "marked" if ids else "plain"
+        lines.append(f"<span class='{kind}'>{number:4d}  {html.escape(text)}{label}</span>")
+    parts = ["<h2>Staff only: the reference, each mutant's lines marked</h2>",
+             f"<pre class='source'>{''.join(lines)}</pre>", "<h2>Staff only: the diffs</h2>"]
+    for done in result.mutants:
+        parts.append(f"<h3>{done.mutant.id}: {html.escape(done.mutant.title)}</h3>"
+                     f"<pre>{html.escape(done.mutant.patch)}</pre>")
+    return parts
