@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness import batch, catalog, engine, grading, mutation
+from harness import batch, bundle, catalog, engine, grading, mutation
 from harness import reports as reports_module
 from harness import workspace as workspace_module
 from harness.course import REQUIRED_TESTS, THRESHOLD_PERCENT, load_course_tests, needed
@@ -85,6 +85,12 @@ def build_parser() -> Parser:
                        help="grade test files the static scan flags")
     mutants = command("mutants", "staff: the kill matrix of the course suite against the "
                       "18 mutants", workspace=False)
+    bundle_command = commands.add_parser(
+        "gradescope-bundle", help="staff: write the Gradescope autograder zip",
+        description="staff: write the Gradescope autograder zip (setup.sh, run_autograder "
+                    "and ol itself) to a new file")
+    bundle_command.add_argument("out", type=Path, metavar="OUT.zip", help="a file that does "
+                                "not exist yet")
     for sub in (check, mutants, grade):
         sub.add_argument("--isolation", choices=("fast", "strict"), default=None,
                          help="fast: fork each run from a warm worker (the default where "
@@ -302,6 +308,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return ExitCode.PASSED
 
 
+def cmd_gradescope_bundle(args: argparse.Namespace) -> int:
+    names = bundle.write_bundle(args.out)
+    print(f"wrote {args.out}: setup.sh, run_autograder and {len(names) - 2} files of ol. "
+          "Upload it as the autograder of a Gradescope programming assignment; students "
+          "submit tl_ds/radix.py and tests/test_ds07_radix.py.")
+    return ExitCode.PASSED
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "start": cmd_start,
     "tests": cmd_tests,
@@ -310,6 +324,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "diff": cmd_diff,
     "mutants": cmd_mutants,
     "grade": cmd_grade,
+    "gradescope-bundle": cmd_gradescope_bundle,
 }
 
 

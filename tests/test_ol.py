@@ -10,9 +10,12 @@ import contextlib
 import csv
 import io
 import json
+import os
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ElementTree
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -457,3 +460,44 @@ def test_ol_grade_refuses_an_out_folder_with_files_in_it(tmp_path):
     err = bad_input("grade", "ds.07", PASSING, "--out", tmp_path)
     assert "not an empty folder" in err
     assert (tmp_path / "old.csv").read_text() == "kept"
+
+
+# --- ol gradescope-bundle ----------------------------------------------------------------------
+
+def autograder(tmp_path: Path, submission: dict[str, str]) -> dict:
+    """Unpack a fresh bundle as Gradescope does, grade ``submission`` (path: text); results."""
+    root = tmp_path / "autograder"
+    code, out, _ = ol_run("gradescope-bundle", tmp_path / "bundle.zip")
+    assert code == ol.ExitCode.PASSED and "run_autograder" in out
+    with zipfile.ZipFile(tmp_path / "bundle.zip") as archive:
+        archive.extractall(root / "source")
+    for name in ("setup.sh", "run_autograder"):
+        (root / "source" / name).chmod(0o755)
+        assert subprocess.run(["bash", "-n", root / "source" / name]).returncode == 0
+    for path, text in submission.items():
+        (root / "submission" / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / "submission" / path).write_text(text)
+    (root / "submission").mkdir(exist_ok=True)
+    env = {**os.environ, "OL_AUTOGRADER_ROOT": str(root), "OL_PYTHON": sys.executable}
+    subprocess.run([root / "source" / "run_autograder"], env=env, timeout=600, check=True)
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_the_gradescope_bundle_grades_a_submission_in_a_folder_of_its_own(tmp_path):
+    tests = (PASSING / "tests" / "test_ds07_radix.py").read_text()
+    results = autograder(tmp_path, {"my-work/tl_ds/radix.py": TREE,
+                                    "my-work/tests/test_ds07_radix.py": tests})
+    assert results["score"] == sum(test["max_score"] for test in results["tests"]) > 0
+    assert results["tests"][-1]["output"].startswith("PASSED")
+
+
+def test_the_gradescope_bundle_writes_results_for_a_submission_it_cannot_grade(tmp_path):
+    results = autograder(tmp_path, {"notes.txt": "I ran out of time"})
+    assert results["score"] == 0 and results["tests"] == []
+    assert "Not graded: upload tl_ds/radix.py and tests/test_ds07_radix.py" in results["output"]
+
+
+def test_the_gradescope_bundle_never_overwrites_a_file(tmp_path):
+    (tmp_path / "bundle.zip").write_text("mine")
+    assert "never overwrites" in bad_input("gradescope-bundle", tmp_path / "bundle.zip")
+    assert (tmp_path / "bundle.zip").read_text() == "mine"

@@ -1,0 +1,110 @@
+"""`ol gradescope-bundle OUT.zip`: the zip a Gradescope programming assignment takes.
+
+Gradescope unpacks the zip into ``/autograder/source``, runs ``setup.sh`` once when it
+builds the image, and ``run_autograder`` for every submission. The zip holds ``ol`` itself
+(the harness, the reference, the second tree, the model, the course tests and the
+mutants) under ``ol/``, and the two scripts:
+
+- ``setup.sh`` installs the pinned packages that decide grades (from ``pyproject.toml``);
+- ``run_autograder`` finds ``tl_ds/radix.py`` and ``tests/test_ds07_radix.py`` in the
+  submission (at its top, in a folder, or as the two bare files), copies them into a fresh
+  workspace, runs ``ol check ds.07 --report``, and copies ``results.json`` to
+  ``/autograder/results/``. When the check cannot grade (a missing file, a tree that does
+  not import, a grader failure) it still writes a ``results.json``: score 0 and ol's
+  message, so a student always sees why.
+"""
+
+from __future__ import annotations
+
+import tomllib
+import zipfile
+from pathlib import Path
+
+from harness.errors import OlError
+from harness.project import ROOT
+
+SHIPPED = ("ol.py", "pyproject.toml", "README.md", "harness", "impl", "model", "mutants",
+           "tests/course")
+
+SETUP = """#!/usr/bin/env bash
+# Gradescope image setup for ds.07: the packages that decide grades, at pinned versions.
+set -euo pipefail
+python3 -m pip install --no-cache-dir {pins}
+"""
+
+RUN = r"""#!/usr/bin/env bash
+# Grade /autograder/submission with ol check; always leave /autograder/results/results.json.
+ROOT="${OL_AUTOGRADER_ROOT:-/autograder}"
+PYTHON="${OL_PYTHON:-python3}"
+OL="$ROOT/source/ol/ol.py"
+SUBMISSION="$ROOT/submission"
+mkdir -p "$ROOT/results"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$WORK/ws/tl_ds" "$WORK/ws/tests"
+touch "$WORK/ws/tl_ds/__init__.py"
+first() {  # the first file under the submission matching a path pattern, by sorted path
+    find "$SUBMISSION" -type f -path "$1" -not -path '*/.*' 2>/dev/null | LC_ALL=C sort | head -n 1
+}
+RADIX="$(first '*/tl_ds/radix.py')"
+[ -n "$RADIX" ] || RADIX="$(first '*/radix.py')"
+TESTS="$(first '*/tests/test_ds07_radix.py')"
+[ -n "$TESTS" ] || TESTS="$(first '*/test_ds07_radix.py')"
+[ -z "$RADIX" ] || cp "$RADIX" "$WORK/ws/tl_ds/radix.py"
+[ -z "$TESTS" ] || cp "$TESTS" "$WORK/ws/tests/test_ds07_radix.py"
+cd "$WORK"
+"$PYTHON" "$OL" check ds.07 --workspace ws --report report > out.txt 2>&1
+if [ -f report/results.json ]; then
+    cp report/results.json "$ROOT/results/results.json"
+else
+    "$PYTHON" - out.txt "$ROOT/results/results.json" <<'EOF'
+import json, sys
+said = open(sys.argv[1], encoding="utf-8", errors="replace").read().strip()
+output = ("Not graded: upload tl_ds/radix.py and tests/test_ds07_radix.py (the files of "
+          "your ol workspace). ol said:\n\n" + (said or "nothing"))
+with open(sys.argv[2], "w", encoding="utf-8") as out:
+    json.dump({"score": 0, "execution_time": 0, "output": output, "output_format": "text",
+               "visibility": "visible", "tests": []}, out, indent=2)
+EOF
+fi
+"""
+
+
+def pins() -> list[str]:
+    """The project's runtime dependencies as pyproject.toml pins them."""
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return list(data["project"]["dependencies"])
+
+
+def shipped_files() -> list[Path]:
+    """Every file of ol that grading needs, relative to the project root, sorted."""
+    files: list[Path] = []
+    for name in SHIPPED:
+        path = ROOT / name
+        candidates = [path] if path.is_file() else sorted(path.rglob("*"))
+        files += [candidate.relative_to(ROOT) for candidate in candidates
+                  if candidate.is_file() and "__pycache__" not in candidate.parts]
+    return sorted(files)
+
+
+def write_bundle(out: Path) -> list[str]:
+    """Write the autograder zip to ``out``, a file that does not exist yet; its entry names."""
+    if out.exists():
+        raise OlError(f"{out} exists: ol never overwrites a file. Pass a new file name, "
+                      "e.g. `ol gradescope-bundle ds07-autograder.zip`")
+    if not out.parent.is_dir():
+        raise OlError(f"{out.parent} is not a folder: create it first, or pass a path in an "
+                      "existing one")
+    entries = {
+        "setup.sh": SETUP.format(pins=" ".join(f"'{pin}'" for pin in pins())),
+        "run_autograder": RUN,
+    }
+    with zipfile.ZipFile(out, "x", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, text in entries.items():
+            info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+            info.external_attr = 0o100755 << 16  # executable scripts
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, text)
+        for path in shipped_files():
+            archive.write(ROOT / path, f"ol/{path.as_posix()}")
+        return archive.namelist()
