@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
+from harness import engine
 from harness.engine import Status, Suite, run_suite
 
 TREE = "class RadixTree:\n    def __init__(self, granule):\n        self.granule = granule\n"
@@ -11,7 +14,7 @@ TREE = "class RadixTree:\n    def __init__(self, granule):\n        self.granule
 
 def suite_of(tmp_path, body: str, name: str = "test_suite.py", **files: str) -> Suite:
     folder = tmp_path / "suite"
-    folder.mkdir(exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_text(textwrap.dedent(body), encoding="utf-8")
     for file_name, text in files.items():
         (folder / file_name).write_text(textwrap.dedent(text), encoding="utf-8")
@@ -147,3 +150,45 @@ def test_helper_modules_beside_the_tests_are_importable(tmp_path):
     result = run(tmp_path, "import ds07_helper\ndef test_a(): assert ds07_helper.X == 1\n",
                  files={"ds07_helper.py": "X = 1\n"})
     assert result.all_passed
+
+
+LITTERING_RUN = """
+    import builtins, math, os, sys, threading, time
+    import pytest, tl_ds.radix
+    def test_litters_the_process():
+        math.sqrt = lambda value: "patched"
+        builtins.LEFT_BEHIND = True
+        pytest.approx = None
+        tl_ds.radix.RadixTree.granule = "patched"
+        sys.modules["collections"].OrderedDict = None
+        threading.Thread(target=time.sleep, args=(3,)).start()
+        os.chdir("/")
+"""
+
+CLEAN_RUN = """
+    import builtins, collections, math, os, threading
+    import pytest
+    from tl_ds.radix import RadixTree
+    def test_sees_none_of_it():
+        assert math.sqrt(4) == 2
+        assert not hasattr(builtins, "LEFT_BEHIND")
+        assert pytest.approx(1.0) == 1.0
+        assert RadixTree(3).granule == 3
+        assert collections.OrderedDict is not None
+        assert threading.active_count() == 1
+        assert os.getcwd() != "/"
+"""
+
+
+@pytest.mark.parametrize("mode", ["fast", "strict"])
+def test_what_one_run_does_to_its_process_never_reaches_the_next_run(tmp_path, mode):
+    before = engine.isolation()
+    engine.set_isolation(mode)
+    try:
+        littered = run(tmp_path / "first", LITTERING_RUN)
+        clean = [run(tmp_path / f"then{number}", CLEAN_RUN) for number in range(3)]
+    finally:
+        engine.set_isolation(before)
+    assert littered.status is Status.OK and littered.all_passed, littered.detail
+    for result in clean:
+        assert result.all_passed, [record.text for record in result.failures] or result.detail
