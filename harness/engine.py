@@ -40,6 +40,7 @@ from harness.errors import OlError
 RECORDER = Path(__file__).with_name("ol_recorder.py")
 PROXY = Path(__file__).with_name("tree_proxy.py")
 SERVER = Path(__file__).with_name("tree_server.py")
+WIRE = Path(__file__).with_name("tree_wire.py")  # beside both the proxy and the server
 OUTPUT_LIMIT = 64_000
 PYTEST_EXIT_OK = (0, 1)  # all passed; some failed
 TEST_TIMEOUT = "TestTimeout"  # the exception type of a test stopped at its own limit
@@ -149,10 +150,12 @@ def lay_out(run: Path, suite: Suite, implementation: str) -> None:
         write_package(run / "student", implementation)
         server = run / "server"
         server.mkdir()
-        for item in (SERVER, *suite.proxy):
+        for item in (SERVER, WIRE, *suite.proxy):
             copy_item(item, server / item.name)
     support = run / "support"
     support.mkdir()
+    if suite.proxy is not None:
+        shutil.copy(WIRE, support / WIRE.name)
     shutil.copy(RECORDER, support / RECORDER.name)
     for item in suite.support:
         copy_item(item, support / item.name)

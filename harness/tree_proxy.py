@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from tree_wire import decode, encode
+
 RUN = Path(__file__).resolve().parent.parent.parent
 CALL_LIMIT = float(os.environ.get("OL_CALL_LIMIT", "10"))  # seconds for one call
 HUNG_LIMIT = min(CALL_LIMIT, 2.0)  # for every call after one has hung: a hung tree hangs again
@@ -53,22 +55,6 @@ def rebuild(names: list[str], text: str) -> BaseException:
     return RemoteError(text)
 
 
-def encode(value):
-    if isinstance(value, tuple):
-        return {"tuple": [encode(item) for item in value]}
-    if isinstance(value, list):
-        return [encode(item) for item in value]
-    return value
-
-
-def decode(value):
-    if isinstance(value, dict):
-        if set(value) == {"tuple"}:
-            return tuple(decode(item) for item in value["tuple"])
-        return {key: decode(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [decode(item) for item in value]
-    return value
 
 
 def spin_read(fd: int) -> bytes | None:

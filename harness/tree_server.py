@@ -48,25 +48,7 @@ os.dup2(2, 1)
 sys.stdout = sys.stderr = Capped(sys.stderr)
 sys.path[:0] = [sys.argv[1], os.path.dirname(os.path.abspath(__file__))]
 
-
-def encode(value):
-    if isinstance(value, tuple):
-        return {"tuple": [encode(item) for item in value]}
-    if isinstance(value, list):
-        return [encode(item) for item in value]
-    if isinstance(value, dict):
-        return {str(key): encode(item) for key, item in value.items()}
-    return value
-
-
-def decode(value):
-    if isinstance(value, dict):
-        if set(value) == {"tuple"}:
-            return tuple(decode(item) for item in value["tuple"])
-        return {key: decode(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [decode(item) for item in value]
-    return value
+from tree_wire import decode, encode  # noqa: E402 - beside this file, once the path is set
 
 
 def answer(request, trees, module, views):
