@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from harness import catalog, mutation
 from harness.course import REQUIRED_TESTS, meets_threshold
 from harness.engine import RunResult, Status, Suite, TestRecord, run_suite
+from harness.errors import OlError
 from harness.project import SECOND, reference_source
 from harness.scan import Flag, allowed, scan
 from harness.workspace import Workspace, no_tests, stub_source
@@ -233,6 +234,13 @@ def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
                                      workers, progress)
                 result.flags = flags
             result.course = course.result()
+            if result.course.status is Status.COLLECTION_ERROR:
+                # the student's tree runs in a server of its own: it cannot stop the course
+                # tests from importing, so this is the installation's fault, not the tree's
+                raise OlError("the course tests did not import, which is a fault of this "
+                              "installation of ol, not of your tree: reinstall it "
+                              "(`pip install -e .` in its checkout) and run the command "
+                              f"again. The error: {result.course.detail[:2000]}")
         except BaseException:
             cancel.set()
             raise

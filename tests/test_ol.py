@@ -501,3 +501,13 @@ def test_the_gradescope_bundle_never_overwrites_a_file(tmp_path):
     (tmp_path / "bundle.zip").write_text("mine")
     assert "never overwrites" in bad_input("gradescope-bundle", tmp_path / "bundle.zip")
     assert (tmp_path / "bundle.zip").read_text() == "mine"
+
+
+def test_course_tests_that_do_not_import_are_the_graders_fault_not_the_students(workspace,
+                                                                               monkeypatch):
+    from harness import engine, grading
+    broken = engine.RunResult(engine.Status.COLLECTION_ERROR, detail="ImportError: tree_wire")
+    monkeypatch.setattr(grading, "course_run", lambda *args, **kwargs: broken)
+    err = bad_input("check", "ds.07", "--workspace", workspace)
+    assert "fault of this installation of ol, not of your tree" in err
+    assert "ImportError: tree_wire" in err
