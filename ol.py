@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import enum
-import io
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -22,7 +21,7 @@ from harness import workspace as workspace_module
 from harness.course import REQUIRED_TESTS, THRESHOLD_PERCENT, load_course_tests, needed
 from harness.errors import OlError
 from harness.project import COURSE_TEST_NAMES, MODULES, reference_source
-from harness.render import short, show_check, table, verdict
+from harness.render import short, table
 
 
 class ExitCode(enum.IntEnum):
@@ -60,15 +59,10 @@ def build_parser() -> Parser:
     check = command("check", "grade: the course tests on your tree, your tests on the mutants")
     check.add_argument("--jobs", type=int, default=None, metavar="N",
                        help="runs at once (default: one per core)")
-    check.add_argument("--allow-flagged", action="store_true",
-                       help="staff: grade a test file even when the static scan flags it")
     check.add_argument("--report", type=Path, default=None, metavar="DIR",
                        help="also write results.json (Gradescope), junit.xml, mutation.html "
                             "and, for staff, mutation.json (Stryker) into DIR, a new or "
                             "empty folder")
-    check.add_argument("--audience", choices=("student", "staff"), default="student",
-                       help="student (default): reports show statuses, killing tests and "
-                            "hints; staff: also the reference source and the mutants' diffs")
     command("diff", "your tree against the reference, once the course tests pass")
     grade = command("grade", "staff: grade many workspaces, a report folder each and a "
                     "summary", workspace=False)
@@ -79,10 +73,6 @@ def build_parser() -> Parser:
     grade.add_argument("--out", type=Path, default=Path("ol-grades"), metavar="DIR",
                        help="a new or empty folder for the reports and the summary "
                             "(default: ./ol-grades)")
-    grade.add_argument("--audience", choices=reports_module.AUDIENCES, default="student",
-                       help="what the reports show: student (default) or staff")
-    grade.add_argument("--allow-flagged", action="store_true",
-                       help="grade test files the static scan flags")
     mutants = command("mutants", "staff: the kill matrix of the course suite against the "
                       "18 mutants", workspace=False)
     bundle_command = commands.add_parser(
@@ -91,6 +81,12 @@ def build_parser() -> Parser:
                     "and ol itself) to a new file")
     bundle_command.add_argument("out", type=Path, metavar="OUT.zip", help="a file that does "
                                 "not exist yet")
+    for sub in (check, grade):
+        sub.add_argument("--audience", choices=reports_module.AUDIENCES, default="student",
+                         help="what reports show: student (default): statuses, killing tests "
+                              "and hints; staff: also the reference source and the diffs")
+        sub.add_argument("--allow-flagged", action="store_true",
+                         help="staff: grade a test file even when the static scan flags it")
     for sub in (check, mutants, grade):
         sub.add_argument("--isolation", choices=("fast", "strict"), default=None,
                          help="fast: fork each run from a warm worker (the default where "
@@ -246,17 +242,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     workspace.require(radix=True, tests=True)
     reports = reports_module.ReportFolder(args.report, args.audience) if args.report else None
     progress = Progress()
-    started = time.monotonic()
     try:
-        result = grading.check(workspace, progress, args.jobs, args.allow_flagged)
+        result, text = reports_module.check_and_report(workspace, reports, progress, args.jobs,
+                                                       args.allow_flagged)
     finally:
         progress.close()
-    text = io.StringIO()
-    show_check(result, workspace, text)
-    sys.stdout.write(text.getvalue())
+    sys.stdout.write(text)
     if reports is not None:
-        reports.write(result, text.getvalue(), verdict(result, workspace.option()),
-                      time.monotonic() - started)
         print(f"\nreports: {', '.join(reports.written)} in {reports.folder}")
     return ExitCode.PASSED if result.passed else ExitCode.NOT_PASSED
 

@@ -20,11 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from harness import grading, mutation
+from harness import mutation
 from harness.errors import OlError
 from harness.project import COURSE_TEST_NAMES
-from harness.render import show_check, verdict
-from harness.reports import ReportFolder
+from harness.render import verdict
+from harness.reports import ReportFolder, check_and_report
 from harness.workspace import Workspace
 
 COLUMNS = ("submission", "verdict", "course_tests_passed", "kill_rate", "s11", "invalid_tests",
@@ -73,18 +73,13 @@ def grade_one(path: Path, name: str, out: Path, audience: str, allow_flagged: bo
     try:
         workspace.require(radix=True, tests=True)
         reports = ReportFolder(folder / "reports", audience)
-        result = grading.check(workspace, None, jobs, allow_flagged)
+        result, text = check_and_report(workspace, reports, None, jobs, allow_flagged)
     except OlError as error:
         return failed(folder, name, str(error), started)
     except Exception as error:  # a grader bug on this submission must not stop the batch
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
         return failed(folder, name, f"the grader failed on this submission: {detail}", started)
-    text = io.StringIO()
-    show_check(result, workspace, text)
-    line = verdict(result, workspace.option())
-    seconds = time.monotonic() - started
-    (folder / "check.txt").write_text(text.getvalue(), encoding="utf-8")
-    reports.write(result, text.getvalue(), line, seconds)
+    (folder / "check.txt").write_text(text, encoding="utf-8")
     course = result.course
     passed = sum(record.outcome == "passed" for record in course.records) if course else 0
     graded = bool(result.mutants)
@@ -95,8 +90,8 @@ def grade_one(path: Path, name: str, out: Path, audience: str, allow_flagged: bo
         kill_rate=f"{result.kills} of {len(result.mutants)}" if graded else "",
         s11=("survived" if result.required_survivors else "killed") if graded else "",
         invalid_tests=" ".join(sorted(result.invalid_names)),
-        seconds=round(seconds, 1),
-        note=line,
+        seconds=round(time.monotonic() - started, 1),
+        note=verdict(result, workspace.option()),
     )
 
 

@@ -88,7 +88,7 @@ def run_students_tests(workspace: Workspace, implementation: str) -> RunResult:
 
 
 def run_problem(run: RunResult) -> str:
-    if run.status is Status.COLLECTION_ERROR:
+    if run.status is Status.COLLECTION_ERROR and "TreeStopped" not in run.detail:
         return collection_problem(run)
     if run.status is not Status.OK:
         return f"the run did not finish ({run.status.value}): {run.detail}"
@@ -189,11 +189,22 @@ class Check:
 
 def course_run(implementation: str, cancel: threading.Event | None = None,
                call_limit: float | None = None) -> RunResult:
-    """The 11 course tests against a student's tree, shrinking a failure to its steps."""
-    return run_suite(mutation.course_suite("course", proxy=True, call_limit=call_limit),
-                     implementation,
-                     timeout=COURSE_LIMIT,
-                     test_limit=COURSE_TEST_LIMIT, expected=mutation.COURSE_IDS, cancel=cancel)
+    """The 11 course tests against a student's tree, shrinking a failure to its steps.
+
+    The tree runs in a server of its own, and the only way it can keep the course tests
+    from importing is to stop that server, which the proxy reports as TreeStopped (a
+    failing tree). Any other import error is the fault of ol's installation: OlError.
+    """
+    run = run_suite(mutation.course_suite("course", proxy=True, call_limit=call_limit),
+                    implementation, timeout=COURSE_LIMIT, test_limit=COURSE_TEST_LIMIT,
+                    expected=mutation.COURSE_IDS, cancel=cancel)
+    if run.status is Status.COLLECTION_ERROR and "TreeStopped" not in run.detail:
+        said = [line.strip() for line in run.detail.splitlines() if line.strip()]
+        raise OlError("the course tests did not import, which is a fault of this installation "
+                      "of ol, not of your tree: reinstall it (`pip install -e .` in its "
+                      "checkout) and run the command again. The error: "
+                      f"{said[-1].removeprefix('E   ') if said else 'none was given'}")
+    return run
 
 
 AGAIN = ("reference", "second")  # the correct trees, run again among the mutants
@@ -234,13 +245,6 @@ def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
                                      workers, progress)
                 result.flags = flags
             result.course = course.result()
-            if result.course.status is Status.COLLECTION_ERROR:
-                # the student's tree runs in a server of its own: it cannot stop the course
-                # tests from importing, so this is the installation's fault, not the tree's
-                raise OlError("the course tests did not import, which is a fault of this "
-                              "installation of ol, not of your tree: reinstall it "
-                              "(`pip install -e .` in its checkout) and run the command "
-                              f"again. The error: {result.course.detail[:2000]}")
         except BaseException:
             cancel.set()
             raise

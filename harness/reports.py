@@ -17,8 +17,11 @@ marked, the diffs, and ``mutation.json``, which must carry the source.
 from __future__ import annotations
 
 import html
+import io
 import json
+import time
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,8 +29,10 @@ from harness import catalog, mutation
 from harness.course import REQUIRED_TESTS, THRESHOLD_PERCENT, needed
 from harness.engine import Status
 from harness.errors import OlError
-from harness.grading import Check, message
+from harness.grading import Check, check, message
 from harness.project import COURSE_TEST_NAMES, reference_source
+from harness.render import show_check, verdict
+from harness.workspace import Workspace
 
 AUDIENCES = ("student", "staff")
 STUDENT_FILES = ("results.json", "junit.xml", "mutation.html")
@@ -74,6 +79,20 @@ class ReportFolder:
             with path.open("x", encoding="utf-8") as out:  # "x": never overwrite
                 out.write(documents[name] + "\n")
             self.written.append(name)
+
+
+def check_and_report(workspace: Workspace, reports: ReportFolder | None,
+                     progress: Callable[[str], None] | None = None, jobs: int | None = None,
+                     allow_flagged: bool = False) -> tuple[Check, str]:
+    """`ol check` of one workspace: the result and its text, written to ``reports`` if any."""
+    started = time.monotonic()
+    result = check(workspace, progress, jobs, allow_flagged)
+    text = io.StringIO()
+    show_check(result, workspace, text)
+    if reports is not None:
+        reports.write(result, text.getvalue(), verdict(result, workspace.option()),
+                      time.monotonic() - started)
+    return result, text.getvalue()
 
 
 # --- what every report says of a mutant ---------------------------------------------------

@@ -504,10 +504,14 @@ def test_the_gradescope_bundle_never_overwrites_a_file(tmp_path):
 
 
 def test_course_tests_that_do_not_import_are_the_graders_fault_not_the_students(workspace,
-                                                                               monkeypatch):
-    from harness import engine, grading
-    broken = engine.RunResult(engine.Status.COLLECTION_ERROR, detail="ImportError: tree_wire")
-    monkeypatch.setattr(grading, "course_run", lambda *args, **kwargs: broken)
-    err = bad_input("check", "ds.07", "--workspace", workspace)
-    assert "fault of this installation of ol, not of your tree" in err
-    assert "ImportError: tree_wire" in err
+                                                                               monkeypatch,
+                                                                               tmp_path):
+    from harness import engine, mutation
+    broken = tmp_path / "test_ds07_radix.py"
+    broken.write_text("import tree_wire_that_is_not_installed\n")
+    monkeypatch.setattr(mutation, "course_suite",
+                        lambda *args, **kwargs: engine.Suite(files=(broken,), proxy=()))
+    for command in ("check", "diff"):
+        err = bad_input(command, "ds.07", "--workspace", workspace)
+        assert "fault of this installation of ol, not of your tree" in err
+        assert "tree_wire_that_is_not_installed" in err
