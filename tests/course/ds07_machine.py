@@ -116,6 +116,8 @@ class RadixMachine(RuleBasedStateMachine):
         key = base[:cut * self.granule] + tuple(tail)
         want_tokens, want_path = self.model.match_prefix(key)
         tokens, path = self.tree.match_prefix(list(key))
+        assert type(tokens) is int, (
+            f"match_prefix({list(key)}) matched {tokens!r} tokens: the count must be an int")
         assert tokens == want_tokens, (
             f"match_prefix({list(key)}) matched {tokens} tokens, expected {want_tokens}")
         self.expect(f"match_prefix({list(key)}) returned a path with node", list(path),
@@ -158,7 +160,8 @@ class RadixMachine(RuleBasedStateMachine):
         got = []
         freed = self.tree.evict(n, got.append)
         assert got == want, f"evict({n}) freed the values {got}, expected {want}"
-        assert freed == want_freed, f"evict({n}) returned {freed}, expected {want_freed}"
+        assert type(freed) is int and freed == want_freed, (
+            f"evict({n}) returned {freed!r}, expected {want_freed}")
 
     @rule(base=keys, cut=CUTS, tail=TAILS, off=st.sampled_from([-1, 1, 2]))
     def insert_with_a_wrong_value_count(self, base, cut, tail, off):
@@ -234,6 +237,7 @@ class RadixMachine(RuleBasedStateMachine):
             f"node_count is {seen['node_count']}, expected {model.node_count()}")
         assert seen["granule"] == self.granule, f"granule is {seen['granule']}"
         assert seen["root_parent"] is None, "the root has a parent"
+        assert seen["root_key"] == [], f"key(ROOT) is {seen['root_key']}, expected []"
         root = next(node for node in seen["nodes"] if node["id"] == self.root)
         assert root["lock_count"] == 0, "the root has a lock count"
         self.where = where

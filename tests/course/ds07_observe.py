@@ -49,7 +49,8 @@ def observe(tree, root: int) -> dict:
             stack.append(child)
     return {"nodes": nodes, "lru": list(tree.lru_order()), "len": len(tree),
             "is_empty": tree.is_empty(), "node_count": tree.node_count(),
-            "granule": tree.granule, "root_parent": tree.parent(root)}
+            "granule": tree.granule, "root_parent": tree.parent(root),
+            "root_key": list(tree.key(root))}
 
 
 VIEWS = {"raised": raised, "observe": observe}

@@ -102,7 +102,8 @@ def test_granule_matches_whole_runs_only():
 
 
 def test_reinserting_hands_every_value_back():
-    """A stored key keeps its values and hands all of the caller's back (s05)."""
+    """A stored key keeps its values and hands all of the caller's back, a tuple key as a
+    list (s05)."""
     tree = RadixTree(2)
     node, back = tree.insert([5, 6, 7, 8], ["p", "q"])
     assert back == []
@@ -113,6 +114,8 @@ def test_reinserting_hands_every_value_back():
     part, back = tree.insert([5, 6], ["R"])
     assert back == ["R"] and tree.parent(node) == part
     assert len(tree) == 2
+    assert tree.insert((5, 6, 7, 8), ("S", "T")) == (node, ["S", "T"])
+    assert tree.match_prefix((5, 6, 7)) == (2, [part])
 
 
 def test_lru_order_follows_last_use():
