@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import OlError
+from harness.measure import Coverage, from_record
 
 RECORDER = Path(__file__).with_name("ol_recorder.py")
 PROXY = Path(__file__).with_name("tree_proxy.py")
@@ -78,6 +79,7 @@ class RunResult:
     seconds: float = 0.0
     detail: str = ""              # why the status is what it is, for a person
     output: str = ""              # pytest's own output, cut at OUTPUT_LIMIT
+    coverage: Coverage | None = None  # of the tree's radix.py, when the suite measured it
 
     @property
     def failures(self) -> tuple[TestRecord, ...]:
@@ -110,6 +112,8 @@ class Suite:
     # the proxy (tree_proxy.py) and the implementation runs in a tree server of its own,
     # with these files beside it.
     proxy: tuple[Path, ...] | None = None
+    # measure line and branch coverage of the tree's radix.py (only where it runs in-process)
+    measure: bool = False
 
 
 class Cancelled(Exception):
@@ -125,12 +129,16 @@ def run_suite(suite: Suite, implementation: str, *, timeout: float, test_limit: 
     (when positive) fails with TestTimeout and the others go on. Raises Cancelled, after
     killing the run, when ``cancel`` is set while it runs.
     """
+    if suite.measure and suite.proxy is not None:
+        raise ValueError("coverage is measured only of a tree that runs beside its tests")
     with tempfile.TemporaryDirectory(prefix="ol-run-", ignore_cleanup_errors=True) as folder:
         run = Path(folder)
         lay_out(run, suite, implementation)
         records = run / "records.jsonl"
         started = time.perf_counter()
-        returncode, output = execute(run, records, suite.env, (timeout, test_limit), cancel)
+        measured = run / "impl" / "tl_ds" / "radix.py" if suite.measure else None
+        returncode, output = execute(run, records, suite.env, (timeout, test_limit), cancel,
+                                     measured)
         seconds = time.perf_counter() - started
         if returncode is None:
             return RunResult(Status.TIMEOUT, seconds=seconds, output=output,
@@ -209,17 +217,20 @@ def run_limits(timeout: float) -> dict[str, int]:
     return {**LIMITS, "cpu": int(timeout) + 5}
 
 
-def command_line(run: Path, records: Path, test_limit: float) -> list[str]:
+def command_line(run: Path, records: Path, test_limit: float,
+                 measured: Path | None = None) -> list[str]:
     return ["-c", str(run / "pytest.ini"), "--rootdir", str(run), "-p", "no:cacheprovider",
             "--noconftest", "-p", "ol_recorder", "--ol-records", str(records),
-            "--ol-test-limit", str(test_limit), "-q", "--tb=short", str(run / "tests")]
+            "--ol-test-limit", str(test_limit), "--ol-coverage", str(measured or ""),
+            "-q", "--tb=short", str(run / "tests")]
 
 
 def execute(run: Path, records: Path, extra: Mapping[str, str], limits: tuple[float, float],
-            cancel: threading.Event | None) -> tuple[int | None, str]:
+            cancel: threading.Event | None, measured: Path | None = None,
+            ) -> tuple[int | None, str]:
     """Run pytest in ``run``; (exit code or None on timeout, its output cut to size)."""
     timeout, test_limit = limits
-    argv = command_line(run, records, test_limit)
+    argv = command_line(run, records, test_limit, measured)
     env = clean_environment(run, extra)
     log = run / "output.txt"
     if isolation() == "fast":
@@ -390,6 +401,7 @@ def judge(lines: list[str], returncode: int, expected: Iterable[str] | None,
     collect_errors: list[str] = []
     finish = None
     plugins: set[str] = set()
+    coverage = None
     for line in lines:
         try:
             record = json.loads(line)
@@ -407,6 +419,8 @@ def judge(lines: list[str], returncode: int, expected: Iterable[str] | None,
             tests[record["nodeid"]] = TestRecord(
                 record["nodeid"], record["outcome"], record["exception"], record["text"],
                 record["seconds"])
+        elif kind == "coverage":
+            coverage = from_record(record)
         elif kind == "finish":
             finish = record["exitstatus"]
             plugins.update(record["plugins"])
@@ -431,7 +445,7 @@ def judge(lines: list[str], returncode: int, expected: Iterable[str] | None,
     if returncode != finish or (finish == 1) != failed:
         return crash(f"the exit code {returncode} disagrees with the tests' outcomes")
     ordered = tuple(tests[nodeid] for nodeid in collected)
-    return RunResult(Status.OK, ordered, seconds, "", output)
+    return RunResult(Status.OK, ordered, seconds, "", output, coverage)
 
 
 PROBE = """\

@@ -8,6 +8,7 @@ are complete: the collected ids, one outcome per collected test, and a closing l
 from __future__ import annotations
 
 import json
+import os
 import signal
 import types
 
@@ -33,10 +34,43 @@ def on_alarm(signum, frame) -> None:
     raise TestTimeout("the test ran past its time limit")
 
 
+class Measure:
+    """Line and branch coverage of one file, every exclusion pragma off, from now on."""
+
+    def __init__(self, path: str) -> None:
+        import coverage
+
+        self.path = os.path.abspath(path)
+        self.report = self.path + ".coverage.json"
+        self.cov = coverage.Coverage(data_file=None, branch=True, include=[self.path],
+                                     config_file=False)
+        self.cov.clear_exclude("exclude")
+        self.cov.clear_exclude("partial")
+        self.cov.start()
+
+    def stop(self) -> dict:
+        self.cov.stop()
+        try:
+            self.cov.json_report(outfile=self.report)
+            with open(self.report, encoding="utf-8") as source:
+                found = json.load(source)["files"]
+        except Exception as error:  # coverage's NoDataReported and the like: nothing ran
+            return {"error": f"{type(error).__name__}: {error}"}
+        if len(found) != 1:
+            return {"error": "the tree's file was never imported"}
+        (measured,) = found.values()
+        summary = measured["summary"]
+        return {"statements": summary["num_statements"],
+                "missing_lines": measured["missing_lines"],
+                "branches": summary["num_branches"],
+                "missing_branches": measured["missing_branches"]}
+
+
 class Recorder:
-    def __init__(self, path: str, test_limit: float) -> None:
+    def __init__(self, path: str, test_limit: float, measure: Measure | None) -> None:
         self.out = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the session
         self.test_limit = test_limit
+        self.measure = measure
         self.outcomes: dict[str, dict] = {}
         self.exceptions: dict[tuple[str, str], str] = {}
 
@@ -96,6 +130,8 @@ class Recorder:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus) -> None:
+        if self.measure is not None:
+            self.write(kind="coverage", **self.measure.stop())
         self.write(kind="finish", exitstatus=int(exitstatus),
                    plugins=foreign_plugins(session.config))
         self.out.close()
@@ -118,8 +154,12 @@ def pytest_addoption(parser) -> None:
     parser.addoption("--ol-records", required=True, help="where ol's engine reads the run back")
     parser.addoption("--ol-test-limit", type=float, default=0.0,
                      help="seconds a test may run before it fails with TestTimeout (0: none)")
+    parser.addoption("--ol-coverage", default="",
+                     help="a file to measure line and branch coverage of (empty: none)")
 
 
 def pytest_configure(config) -> None:
-    recorder = Recorder(config.getoption("--ol-records"), config.getoption("--ol-test-limit"))
+    measured = config.getoption("--ol-coverage")
+    recorder = Recorder(config.getoption("--ol-records"), config.getoption("--ol-test-limit"),
+                        Measure(measured) if measured else None)
     config.pluginmanager.register(recorder, "ol_recorder_session")

@@ -44,17 +44,12 @@ _TOKEN_BYTES = array(_TYPECODE).itemsize
 
 
 def _pack(key: Sequence[int]) -> bytes:
-    """The tokens of ``key`` as packed 32-bit unsigned bytes; ValueError out of range."""
-    try:
-        if type(key) is list:
-            packed = array(_TYPECODE)
-            packed.fromlist(key)
-        else:
-            packed = array(_TYPECODE, key)
-    except OverflowError:
-        raise ValueError(
-            f"token ids must be integers from 0 to {2 ** (8 * _TOKEN_BYTES) - 1}"
-        ) from None
+    """The tokens of ``key`` as packed 32-bit unsigned bytes; array's OverflowError out of range."""
+    if type(key) is list:
+        packed = array(_TYPECODE)
+        packed.fromlist(key)
+    else:
+        packed = array(_TYPECODE, key)
     return packed.tobytes()
 
 
@@ -99,9 +94,6 @@ class RadixTree(Generic[V]):
         self._clock = 0
         self._len = 0
         self._node_count = 0
-
-    def __repr__(self) -> str:
-        return f"RadixTree(granule={self._granule}, len={self._len}, nodes={self._node_count})"
 
     # ------------------------------------------------------------------ accessors
 
@@ -169,7 +161,7 @@ class RadixTree(Generic[V]):
         ((0, []) when nothing matches). Side effects: advances the clock and stamps the
         path (its leaf moves to the newest end of the LRU list); splits the edge where
         the match ends inside it. Cost O(len(key)) in C plus one dict lookup per node.
-        Raises ValueError for a token outside 0..2**32-1.
+        Raises OverflowError for a token outside 0..2**32-1.
         """
         matched, path = self._walk(_pack(key))
         self._touch(path)
@@ -183,7 +175,7 @@ class RadixTree(Generic[V]):
         ``match_prefix`` (clock, stamps, a split where the key diverges inside an edge).
         ``insert([], [])`` returns (ROOT, []). Cost O(len(key)).
         Raises ValueError, leaving the tree unchanged, unless
-        ``len(values) * granule == len(key)``, or for a token outside 0..2**32-1.
+        ``len(values) * granule == len(key)``; OverflowError for a token outside 0..2**32-1.
         """
         packed = _pack(key)
         values = list(values)

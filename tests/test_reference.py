@@ -45,7 +45,7 @@ def test_an_unlock_of_a_count_that_comes_only_from_below_is_refused():
 def test_tokens_outside_32_bits_are_refused_and_change_nothing():
     tree = RadixTree(1)
     for key in ([-1], [2**32]):
-        with pytest.raises(ValueError, match="token ids must be integers from 0 to"):
+        with pytest.raises(OverflowError):
             tree.insert(key, ["a"])
     assert tree.is_empty() and tree.node_count() == 0
 
