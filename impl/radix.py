@@ -229,12 +229,8 @@ class RadixTree(Generic[V]):
         if id == ROOT:
             return
         if node.own == 0:
-            if node.lock == 0:
-                raise RuntimeError(f"unlock of node {id}, which is not locked")
-            raise RuntimeError(
-                f"unlock of node {id}, which holds no lock of its own "
-                f"(its lock count {node.lock} comes from locks below it)"
-            )
+            raise RuntimeError(f"unlock of node {id}, which is not locked: it holds no lock "
+                               f"of its own (lock count {node.lock})")
         node.own -= 1
         nodes = self._nodes
         walk = id

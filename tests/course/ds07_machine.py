@@ -149,7 +149,7 @@ class RadixMachine(RuleBasedStateMachine):
             raises(KeyError, self.tree.unlock, node)
         elif node == self.root:
             self.tree.unlock(node)
-        elif self.model.own[prefix] == 0:  # not locked, or pinned only by locks below it
+        elif self.model.lock_count(prefix) == 0:
             raises(RuntimeError, self.tree.unlock, node)
 
     @rule(n=st.integers(min_value=-1, max_value=8))
