@@ -15,12 +15,12 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness import batch, bundle, catalog, engine, grading, mutation
+from harness import audit, batch, bundle, catalog, engine, grading, mutation
 from harness import reports as reports_module
 from harness import workspace as workspace_module
 from harness.course import REQUIRED_TESTS, THRESHOLD_PERCENT, load_course_tests, needed
 from harness.errors import OlError
-from harness.project import COURSE_TEST_NAMES, MODULES, reference_source
+from harness.project import COURSE_TEST_NAMES, EQUIVALENTS, MODULES, reference_source
 from harness.render import short, table
 
 
@@ -75,6 +75,11 @@ def build_parser() -> Parser:
                             "(default: ./ol-grades)")
     mutants = command("mutants", "staff: the kill matrix of the course suite against the "
                       "18 mutants", workspace=False)
+    audit_command = command("audit", "staff: mutmut and coverage of the reference under the "
+                            "course suite, survivors explained by mutants/equivalent.toml",
+                            workspace=False)
+    audit_command.add_argument("--jobs", type=int, default=None, metavar="N",
+                               help="mutants run at once (default: one per core)")
     bundle_command = commands.add_parser(
         "gradescope-bundle", help="staff: write the Gradescope autograder zip",
         description="staff: write the Gradescope autograder zip (setup.sh, run_autograder "
@@ -163,6 +168,21 @@ class Progress:
         if self.live and self.count:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    """mutmut and coverage of the reference under the course suite."""
+    check_module(args.module)
+    if args.jobs is not None and args.jobs < 1:
+        raise OlError(f"--jobs must be at least 1, got {args.jobs}.")
+    target = audit.Target(reference_source(), mutation.course_suite("verdict"), EQUIVALENTS,
+                          "impl/radix.py")
+    print(f"ol audit ds.07: mutmut on impl/radix.py against the {len(COURSE_TEST_NAMES)} "
+          "course tests (the course profile's steps, without shrinking)")
+    result = audit.audit(target, args.jobs or mutation.cores(),
+                         lambda line: print(f"  {line}", flush=True))
+    audit.report(result, target)
+    return ExitCode.PASSED if result.complete else ExitCode.NOT_PASSED
 
 
 def cmd_start(args: argparse.Namespace) -> int:
@@ -313,6 +333,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "tests": cmd_tests,
     "tdd": cmd_tdd,
     "check": cmd_check,
+    "audit": cmd_audit,
     "diff": cmd_diff,
     "mutants": cmd_mutants,
     "grade": cmd_grade,

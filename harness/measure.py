@@ -14,19 +14,27 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Coverage:
-    statements: int
+    executed_lines: tuple[int, ...]
     missing_lines: tuple[int, ...]
-    branches: int
-    missing_branches: tuple[tuple[int, int], ...]  # (from line, to line); to < 0: the exit
-    error: str = ""  # why nothing was measured; the numbers are zero then
+    executed_branches: tuple[tuple[int, int], ...]  # (from line, to line); to < 0: the exit
+    missing_branches: tuple[tuple[int, int], ...]
+    error: str = ""  # why nothing was measured; everything is empty then
+
+    @property
+    def statements(self) -> int:
+        return len(self.executed_lines) + len(self.missing_lines)
+
+    @property
+    def branches(self) -> int:
+        return len(self.executed_branches) + len(self.missing_branches)
 
     @property
     def covered_lines(self) -> int:
-        return self.statements - len(self.missing_lines)
+        return len(self.executed_lines)
 
     @property
     def covered_branches(self) -> int:
-        return self.branches - len(self.missing_branches)
+        return len(self.executed_branches)
 
     @property
     def complete(self) -> bool:
@@ -37,6 +45,8 @@ class Coverage:
         """As in "lines 96% (120 of 125), branches 90% (45 of 50)"."""
         if self.error:
             return f"not measured: {self.error}"
+        if not self.statements:
+            return "nothing to measure"
         return (f"lines {percent(self.covered_lines, self.statements)} "
                 f"({self.covered_lines} of {self.statements}), branches "
                 f"{percent(self.covered_branches, self.branches)} "
@@ -73,12 +83,11 @@ def from_record(record: dict) -> Coverage:
     """The recorder's ``coverage`` record; a damaged one measures nothing, it never raises."""
     try:
         if record.get("error"):
-            return Coverage(0, (), 0, (), str(record["error"]))
-        statements, branches = int(record["statements"]), int(record["branches"])
-        lines = tuple(sorted(int(line) for line in record["missing_lines"]))
-        taken = tuple(sorted((int(a), int(b)) for a, b in record["missing_branches"]))
-        if not (0 <= len(lines) <= statements and 0 <= len(taken) <= branches):
-            raise ValueError("more missed than there are")
-        return Coverage(statements, lines, branches, taken)
+            return Coverage((), (), (), (), str(record["error"]))
+        lines = [tuple(sorted(int(line) for line in record[key]))
+                 for key in ("executed_lines", "missing_lines")]
+        arcs = [tuple(sorted((int(a), int(b)) for a, b in record[key]))
+                for key in ("executed_branches", "missing_branches")]
+        return Coverage(*lines, *arcs)
     except (KeyError, TypeError, ValueError):
-        return Coverage(0, (), 0, (), "the run's coverage record is damaged")
+        return Coverage((), (), (), (), "the run's coverage record is damaged")

@@ -59,11 +59,8 @@ class Measure:
         if len(found) != 1:
             return {"error": "the tree's file was never imported"}
         (measured,) = found.values()
-        summary = measured["summary"]
-        return {"statements": summary["num_statements"],
-                "missing_lines": measured["missing_lines"],
-                "branches": summary["num_branches"],
-                "missing_branches": measured["missing_branches"]}
+        return {key: measured[key] for key in ("executed_lines", "missing_lines",
+                                               "executed_branches", "missing_branches")}
 
 
 class Recorder:

@@ -10,6 +10,7 @@ MODEL = ROOT / "model"
 COURSE_TESTS = ROOT / "tests" / "course"
 MUTANTS = ROOT / "mutants"
 CATALOG = MUTANTS / "catalog.toml"
+EQUIVALENTS = MUTANTS / "equivalent.toml"  # mutmut survivors that cannot change behaviour
 SECOND = ROOT / "impl" / "second.py"  # a second correct tree, written apart from the reference
 EXAMPLES = ROOT / "examples"
 MODULES = ("ds.07",)

@@ -1,0 +1,115 @@
+"""`ol audit` on a purpose-made module: mutmut's counts, survivors explained or shown, coverage.
+
+The real audit of impl/radix.py takes minutes; these run the same code on a module of two
+small functions in seconds.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from conftest import git_status
+
+from harness import audit
+from harness.engine import Suite
+from harness.errors import OlError
+from ol import main
+
+DATA = Path(__file__).parent / "data" / "audit"
+
+
+def run(tests: str, equivalents: Path = DATA / "equivalent.toml") -> tuple[audit.Audit, str]:
+    target = audit.Target((DATA / "tiny_radix.py").read_text(encoding="utf-8"),
+                          Suite(files=(DATA / tests,)), equivalents, "tiny_radix.py")
+    lines: list[str] = []
+    result = audit.audit(target, 2, lines.append)
+    out = io.StringIO()
+    audit.report(result, target, out)
+    return result, "\n".join(lines) + out.getvalue()
+
+
+def test_a_whole_suite_ends_with_every_mutant_caught_or_explained(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    before = git_status()
+    result, said = run("test_tiny_whole.py")
+    assert result.complete
+    assert len(result.having("killed")) == 3 and len(result.having("survived")) == 2
+    assert len(result.explained) == 2 and not result.stale and not result.unexplained
+    assert "lines 100% (8 of 8), branches 100% (4 of 4)" in said
+    assert "(2 listed as equivalent, 0 in an instrument, 0 unexplained)" in said
+    assert "mutants 5 of 5: 3 killed, 0 timed out, 2 survived" in said
+    assert "AUDIT COMPLETE" in said
+    assert list(tmp_path.iterdir()) == [] and git_status() == before
+
+
+def test_a_partial_suite_shows_each_unexplained_mutant_and_the_lines_it_never_runs():
+    result, said = run("test_tiny_low.py")
+    assert not result.complete
+    assert [mutant.status for mutant in result.unexplained] == ["no tests"] * 3
+    assert "-    return high - low + 1\n    +    return high + low + 1" in said
+    assert "lines never run: 9, 15" in said and "branches never taken: 8->9" in said
+    assert "AUDIT INCOMPLETE: the suite leaves lines or branches unrun; 3 mutants unexplained" \
+        in said
+
+
+def test_an_entry_that_matches_no_survivor_is_reported_stale(tmp_path):
+    listed = tmp_path / "equivalent.toml"
+    listed.write_text((DATA / "equivalent.toml").read_text() + '''
+[[mutant]]
+function = "width"
+was = "return high - low + 1"
+now = "return high - low + 2"
+reason = "claimed equivalent, but a test kills it"
+''')
+    result, said = run("test_tiny_whole.py", listed)
+    assert not result.complete and len(result.stale) == 1
+    assert "STALE entry of equivalent.toml: `return high - low + 1` -> `return high - low + 2` " \
+        "in width matches no surviving mutant" in said
+
+
+def test_an_instrument_entry_explains_every_survivor_of_its_function(tmp_path):
+    listed = tmp_path / "equivalent.toml"
+    listed.write_text('[[instrument]]\nfunction = "clamp"\nreason = "only checks"\n')
+    result, said = run("test_tiny_whole.py", listed)
+    assert result.complete
+    assert "(0 listed as equivalent, 2 in an instrument, 0 unexplained)" in said
+    assert ("clamp (an instrument: it only checks the tree): lines 100% (6 of 6), "
+            "branches 100% (4 of 4)") in said
+
+
+@pytest.mark.parametrize("text", ["[[mutant]]\nfunction = 'clamp'\n", "not toml [",
+                                  "[[other]]\nfunction = 'x'\nreason = 'y'\n"])
+def test_a_malformed_equivalents_file_is_refused_with_what_to_fix(tmp_path, text):
+    listed = tmp_path / "equivalent.toml"
+    listed.write_text(text)
+    with pytest.raises(OlError, match=r"equivalent\.toml"):
+        audit.load_equivalents(listed)
+
+
+def test_ol_audit_refuses_an_unknown_module_and_a_bad_jobs_count(capsys):
+    assert main(["audit", "ds.08"]) == 2
+    assert main(["audit", "ds.07", "--jobs", "0"]) == 2
+    assert "--jobs must be at least 1" in capsys.readouterr().err
+
+
+def test_the_self_check_stores_nothing_into_the_tree():
+    """Why mutants/equivalent.toml may call RadixTree._check an instrument."""
+    import ast
+
+    from harness.project import REFERENCE
+    tree = ast.parse(REFERENCE.read_text(encoding="utf-8"))
+    check = next(node for cls in tree.body if isinstance(cls, ast.ClassDef)
+                 for node in cls.body if getattr(node, "name", "") == "_check")
+    local = {target.id for node in ast.walk(check) if isinstance(node, ast.Assign | ast.For)
+             for target in ast.walk(node.targets[0] if isinstance(node, ast.Assign)
+                                    else node.target) if isinstance(target, ast.Name)}
+    for node in ast.walk(check):
+        assert not isinstance(node, ast.AugAssign | ast.Delete | ast.AnnAssign)
+        if isinstance(node, ast.Attribute | ast.Subscript):
+            assert not isinstance(node.ctx, ast.Store), ast.unparse(node)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in {"append", "add", "pop", "remove", "clear", "update"}:
+            assert isinstance(node.func.value, ast.Name) and node.func.value.id in local, \
+                ast.unparse(node)
