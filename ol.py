@@ -63,6 +63,8 @@ def build_parser() -> Parser:
                        help="also write results.json (Gradescope), junit.xml, mutation.html "
                             "and, for staff, mutation.json (Stryker) into DIR, a new or "
                             "empty folder")
+    check.add_argument("--missed", action="store_true",
+                       help="list the lines and branches of your radix.py your tests never run")
     command("diff", "your tree against the reference, once the course tests pass")
     grade = command("grade", "staff: grade many workspaces, a report folder each and a "
                     "summary", workspace=False)
@@ -264,7 +266,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     progress = Progress()
     try:
         result, text = reports_module.check_and_report(workspace, reports, progress, args.jobs,
-                                                       args.allow_flagged)
+                                                       args.allow_flagged, args.missed)
     finally:
         progress.close()
     sys.stdout.write(text)

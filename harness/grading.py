@@ -14,6 +14,7 @@ or crashes.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 import re
@@ -141,6 +142,7 @@ class Check:
     problem: str = ""           # why the student's tests cannot be graded at all
     mutants: list[mutation.MutantResult] = field(default_factory=list)
     names: tuple[str, ...] = ()  # the student's test names, without parameters
+    own: RunResult | None = None  # the student's tests on the student's tree, measured
 
     @property
     def course_passed(self) -> bool:
@@ -241,8 +243,8 @@ def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
                     "builds trees and asserts on what they return, and may import only "
                     f"{allowed()}. Remove what is flagged"))
             else:
-                result = grade_tests(workspace, suite, tests_text, (reference, second),
-                                     workers, progress)
+                result = grade_tests(workspace, suite, tests_text,
+                                     (reference, second, implementation), workers, progress)
                 result.flags = flags
             result.course = course.result()
         except BaseException:
@@ -253,13 +255,16 @@ def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
 
 def grade_tests(workspace: Workspace, suite: Suite, tests_text: str, trees: tuple[str, str],
                 workers: int, progress: Callable[[str], None] | None) -> Check:
-    reference, second = trees
+    reference, second, own = trees
 
-    def students(tree: str) -> Callable[[threading.Event], RunResult]:
-        return lambda cancel: run_suite(suite, tree, timeout=STUDENT_LIMIT,
+    def students(tree: str, measure: bool = False) -> Callable[[threading.Event], RunResult]:
+        measured = dataclasses.replace(suite, measure=measure)
+        return lambda cancel: run_suite(measured, tree, timeout=STUDENT_LIMIT,
                                         test_limit=STUDENT_TEST_LIMIT, cancel=cancel)
 
-    result = Check(*mutation.run_together([students(reference), students(second)], workers))
+    *correct, measured = mutation.run_together(
+        [students(reference), students(second), students(own, measure=True)], workers)
+    result = Check(*correct, own=measured)
     on_reference = result.on_reference
     if on_reference.status is Status.OK and not on_reference.records:
         raise no_tests(workspace)

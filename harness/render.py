@@ -80,7 +80,7 @@ def verdict(result: grading.Check, option: str) -> str:
 
 
 def show_check(result: grading.Check, workspace: Workspace,
-               out: TextIO | None = None) -> None:
+               out: TextIO | None = None, missed: bool = False) -> None:
     """What `ol check` prints: the course table, the student's tests, the mutants, a verdict."""
     def say(line: str = "") -> None:
         print(line, file=out)
@@ -100,6 +100,16 @@ def show_check(result: grading.Check, workspace: Workspace,
     for entry in result.invalid:
         say(f"  INVALID {short(entry.name)} fails on {entry.where}: {entry.detail}")
     say(f"  required tests missing: {', '.join(result.missing_names) or 'none'}")
+    if result.own is not None:
+        coverage = result.own.coverage
+        said = coverage.summary() if coverage is not None else (
+            f"not measured: the run on your tree did not finish ({result.own.status.value})")
+        say(f"  coverage of {workspace.radix} by your tests (not graded): {said}")
+        if coverage is not None and missed:
+            for line in coverage.missed() or ["every line and branch runs"]:
+                say(f"    {line}")
+        elif coverage is not None and coverage.missed():
+            say(f"    `ol check ds.07{workspace.option()} --missed` lists what they never run")
     if result.mutants:
         graded = "" if result.graded else " (provisional: without the invalid tests)"
         say(f"\n3. Your tests against the {len(result.mutants)} planted mutants{graded}:")

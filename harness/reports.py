@@ -83,12 +83,12 @@ class ReportFolder:
 
 def check_and_report(workspace: Workspace, reports: ReportFolder | None,
                      progress: Callable[[str], None] | None = None, jobs: int | None = None,
-                     allow_flagged: bool = False) -> tuple[Check, str]:
+                     allow_flagged: bool = False, missed: bool = False) -> tuple[Check, str]:
     """`ol check` of one workspace: the result and its text, written to ``reports`` if any."""
     started = time.monotonic()
     result = check(workspace, progress, jobs, allow_flagged)
     text = io.StringIO()
-    show_check(result, workspace, text)
+    show_check(result, workspace, text, missed)
     if reports is not None:
         reports.write(result, text.getvalue(), verdict(result, workspace.option()),
                       time.monotonic() - started)

@@ -208,6 +208,20 @@ def test_check_passes_the_passing_example_with_every_table(checked):
     assert "Traceback" not in out + err
 
 
+def test_check_says_how_much_of_the_students_tree_their_tests_run(checked):
+    _, out, _ = checked["passing"]
+    line = next(line for line in out.splitlines() if "coverage of" in line)
+    assert "tl_ds/radix.py by your tests (not graded): lines " in line
+    assert "branches " in line and "%" in line
+    assert "--missed` lists what they never run" in out
+
+
+def test_check_with_missed_lists_the_lines_the_tests_never_run(capsys):
+    code, out, err = ol_run("check", "ds.07", "--workspace", EXAMPLES / "passing", "--missed")
+    assert code == ol.ExitCode.PASSED, out + err
+    assert "    lines never run: " in out and "    branches never taken: " in out
+
+
 def test_check_fails_the_failing_example_and_says_why(checked):
     code, out, err = checked["failing"]
     assert code == ol.ExitCode.NOT_PASSED, out + err
