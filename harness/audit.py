@@ -339,7 +339,8 @@ def report(result: Audit, target: Target, out=None) -> None:
               ("killed", "timeout", "segfault", "survived", "no tests")}
     other = [mutant for mutant in result.mutants if mutant.status not in counts]
     survivors = result.having("survived")
-    instrument = sum(result.explained.get(m.name, Entry("", "")).instrument for m in survivors)
+    instrument = sum(result.explained[m.name].instrument for m in survivors
+                     if m.name in result.explained)
     equivalent = sum(m.name in result.explained for m in survivors) - instrument
     say(f"\nmutmut: {len(result.mutants)} mutants of {target.label}")
     say(f"  killed     {counts['killed']:4}")

@@ -113,3 +113,12 @@ def test_the_self_check_stores_nothing_into_the_tree():
                 node.func.attr in {"append", "add", "pop", "remove", "clear", "update"}:
             assert isinstance(node.func.value, ast.Name) and node.func.value.id in local, \
                 ast.unparse(node)
+
+
+def test_a_survivor_no_entry_lists_is_shown_with_its_diff(tmp_path):
+    listed = tmp_path / "equivalent.toml"
+    listed.write_text("")
+    result, said = run("test_tiny_whole.py", listed)
+    assert not result.complete and len(result.unexplained) == 2
+    assert "(0 listed as equivalent, 0 in an instrument, 2 unexplained)" in said
+    assert "-    if value < low:\n    +    if value <= low:" in said
