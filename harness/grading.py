@@ -253,7 +253,7 @@ def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
     return result
 
 
-def grade_tests(workspace: Workspace, suite: Suite, tests_text: str, trees: tuple[str, str],
+def grade_tests(workspace: Workspace, suite: Suite, tests_text: str, trees: tuple[str, str, str],
                 workers: int, progress: Callable[[str], None] | None) -> Check:
     reference, second, own = trees
 

@@ -52,7 +52,8 @@ def workspace(tmp_path: Path, tests: str, tree: str = SECOND_TREE) -> Workspace:
 def grade(tmp_path: Path, tests: str) -> grading.Check:
     """The student's tests graded as `ol check` grades them, without the course stage."""
     ws = workspace(tmp_path, tests)
-    return grading.grade_tests(ws, ws.suite(), ws.read(ws.tests), (REFERENCE, SECOND_TREE),
+    return grading.grade_tests(ws, ws.suite(), ws.read(ws.tests),
+                               (REFERENCE, SECOND_TREE, ws.implementation()),
                                workers=2, progress=None)
 
 
@@ -179,7 +180,8 @@ def test_a_conftest_that_turns_failures_into_passes_is_never_loaded(tmp_path):
             outcome = yield
             outcome.get_result().outcome = "passed"
         """))
-    result = grading.grade_tests(ws, ws.suite(), ws.read(ws.tests), (REFERENCE, SECOND_TREE),
+    result = grading.grade_tests(ws, ws.suite(), ws.read(ws.tests),
+                               (REFERENCE, SECOND_TREE, ws.implementation()),
                                  workers=2, progress=None)
     assert refused(result)
     assert "test_always_fails" in {entry.name for entry in result.invalid}
