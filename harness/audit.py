@@ -23,7 +23,6 @@ import dataclasses
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -34,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.engine import Status, Suite, run_suite
+from harness.engine import Suite, clean_environment, copy_item, run_suite, write_package
 from harness.errors import OlError
 from harness.measure import Coverage
 
@@ -202,22 +201,14 @@ def split_coverage(coverage: Coverage, lines: set[int]) -> tuple[Coverage, Cover
     return part(False), part(True)
 
 
-def lay_out(folder: Path, target: Target, jobs: int) -> None:
-    package = folder / "tl_ds"
-    package.mkdir()
-    (package / "__init__.py").write_text("", encoding="utf-8")
-    (package / "radix.py").write_text(target.source, encoding="utf-8")
-    tests = folder / "tests"
-    tests.mkdir()
+def lay_out(folder: Path, target: Target) -> None:
+    write_package(folder, target.source)
+    (folder / "tests").mkdir()
     for item in target.suite.files:
-        shutil.copy(item, tests / item.name)
+        copy_item(item, folder / "tests" / item.name)
     support = []
     for item in target.suite.support:
-        if item.is_dir():
-            shutil.copytree(item, folder / item.name,
-                            ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy(item, folder / item.name)
+        copy_item(item, folder / item.name)
         support.append(item.name)
     (folder / "pyproject.toml").write_text(
         "[tool.mutmut]\n"
@@ -232,12 +223,9 @@ def lay_out(folder: Path, target: Target, jobs: int) -> None:
 
 
 def environment(folder: Path, suite: Suite) -> dict[str, str]:
-    home = folder / "home"
-    home.mkdir(exist_ok=True)
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-            "TMPDIR": str(home), "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
-            "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-            "CI": "true", "PYTHONUNBUFFERED": "1", **suite.env}
+    """The engine's clean environment, unbuffered so mutmut's progress arrives as it happens."""
+    (folder / "home").mkdir(exist_ok=True)
+    return clean_environment(folder, {"PYTHONUNBUFFERED": "1", **suite.env})
 
 
 def run_mutmut(folder: Path, suite: Suite, jobs: int,
@@ -306,11 +294,9 @@ def audit(target: Target, jobs: int, progress: Callable[[str], None] | None = No
         failed = ", ".join(record.name for record in run.failures) or run.detail
         raise OlError(f"the suite does not pass on {target.label} ({run.status.value}: "
                       f"{failed}), so mutmut cannot judge a mutant of it. Make it pass first.")
-    if run.status is not Status.OK:
-        raise OlError(f"the measured run of the suite did not finish: {run.detail}")
     with tempfile.TemporaryDirectory(prefix="ol-audit-", ignore_cleanup_errors=True) as name:
         folder = Path(name)
-        lay_out(folder, target, jobs)
+        lay_out(folder, target)
         run_mutmut(folder, target.suite, jobs, progress)
         mutants = read_results(folder, target.suite)
     result = Audit(run.coverage, mutants=mutants)
