@@ -21,15 +21,18 @@ costs one dict lookup and one compare per node, never a Python loop over tokens.
 
 A clock advances on every ``match_prefix`` and ``insert``; the walk stamps every node on
 its path. The LRU list holds exactly the unlocked leaves sorted by stamp: a touched
-leaf moves to the newest end in O(1), a node that rejoins walks in from the newest end
-to its stamp. ``lock`` pins a node and its ancestors; ``evict`` removes whole leaves from
-the oldest end, and a parent left childless joins the list in its turn.
+leaf moves to the newest end in O(1); a node that rejoins (a parent left childless, an
+unlocked node) walks in from both ends at once, so it pays its distance from the nearer
+end: O(1) for the usual parent that eviction empties, which is older than every listed
+leaf. ``lock`` pins a node and its ancestors; ``evict`` removes whole leaves from the
+oldest end, and a parent left childless joins the list in its turn.
 """
 
 from __future__ import annotations
 
 import operator
 from array import array
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
@@ -246,12 +249,16 @@ class RadixTree(Generic[V]):
 
         Each leaf goes whole: ``f`` is called on its values in label order, after the
         leaf is removed, so evict may free more than ``n``. A parent left childless
-        joins the LRU list at its own stamp. Returns the number of values freed (0 when
-        n <= 0 or nothing is evictable). Cost O(1) per leaf plus the relisting walks.
+        joins the LRU list at its own stamp (see ``_relist``). Returns the number of
+        values freed (0 when n <= 0 or nothing is evictable). Cost O(1) per leaf in
+        Python, ``f`` called from C over each leaf's values, plus the relisting walks:
+        O(1) for a parent older than every listed leaf, the usual case; at worst its
+        distance from the nearer end of the list.
         """
         freed = 0
         nodes = self._nodes
         run = self._run
+        drain = deque(maxlen=0).extend  # runs an iterator to its end in C, keeping nothing
         while freed < n and self._head != NIL:
             leaf_id = self._head
             leaf = nodes[leaf_id]
@@ -267,8 +274,7 @@ class RadixTree(Generic[V]):
             freed += len(gone)
             if parent_id != ROOT and not parent.children and parent.lock == 0:
                 self._relist(parent_id)
-            for value in gone:
-                f(value)
+            drain(map(f, gone))
         return freed
 
     # ------------------------------------------------------------------ internals
@@ -400,13 +406,29 @@ class RadixTree(Generic[V]):
         self._insert_after(self._tail, id)
 
     def _relist(self, id: NodeId) -> None:
-        """Put node ``id`` on the LRU list at its stamp, walking in from the newest end."""
+        """Put node ``id`` on the LRU list at its stamp, walking in from both ends at once.
+
+        Each step moves one walker in from the oldest end and one from the newest, so a
+        node with ``k`` listed leaves older than it and ``m`` newer takes min(k, m) + 1
+        steps. That is O(1) for a parent that eviction empties, whose stamp is that of
+        its last child, the oldest leaf, unless a walk ended at the parent itself later;
+        and for a node unlocked soon after its last use. Worst case, a stamp in the
+        middle of the list: half the list's length.
+        """
         nodes = self._nodes
         stamp = nodes[id].stamp
-        after = self._tail
-        while after != NIL and nodes[after].stamp > stamp:
-            after = nodes[after].prev
-        self._insert_after(after, id)
+        front = self._head  # walks newer; every leaf before it is older than the node
+        back = self._tail  # walks older; every leaf after it is newer than the node
+        while front != NIL:  # NIL only when the list is empty: the walkers meet first
+            first, last = nodes[front], nodes[back]
+            if first.stamp > stamp:
+                self._insert_after(first.prev, id)
+                return
+            if last.stamp < stamp:
+                self._insert_after(back, id)
+                return
+            front, back = first.next, last.prev
+        self._insert_after(NIL, id)
 
     def _insert_after(self, after: NodeId, id: NodeId) -> None:
         """Link node ``id`` into the LRU list right after ``after`` (NIL: at the head)."""
