@@ -1,50 +1,48 @@
 """Run a pytest suite against one implementation of ``tl_ds.radix`` and say what happened.
 
-Every run gets a folder of its own, made fresh and removed afterwards::
+Every run gets a folder of its own, made fresh and removed afterwards, with one folder per
+side (harness/run/process.py starts each side confined as harness/run/sandbox.py says)::
 
-    run/pytest.ini          our configuration (the only one pytest reads)
-    run/impl/tl_ds/         __init__.py and radix.py: the implementation under test
-    run/support/            ol_recorder.py and whatever the suite imports besides
-    run/tests/              copies of the suite's files
-    run/home/               HOME and the working directory's neighbour for the tests
+    run/test/pytest.ini       our configuration (the only one pytest reads)
+    run/test/impl/tl_ds/      the tree itself (our own suites on our own trees), or the
+                              proxy (tree_proxy.py) to the tree side
+    run/test/support/         ol_recorder.py and whatever the suite imports besides
+    run/test/tests/           copies of the suite's files
+    run/test/home/            HOME, TMPDIR and the working directory of the tests
+    run/tree/tree/tl_ds/      the tree behind the proxy; views/ the course machine's views
 
-and a fresh ``python -m pytest`` with a clean environment (no PYTHONPATH, PYTEST_ADDOPTS
-or PYTEST_PLUGINS; plugin autoloading off; a fixed hash seed), in its own process group
-so a run past its limit is killed whole. The verdict comes from the records the
-recorder plugin writes, which the engine validates: a run whose records are incomplete,
-which collects other tests than expected, or which loads a plugin of its own is a crash,
-whatever its exit status says.
+A suite that is not ours (a student's tests) always reaches its tree through the proxy, so
+it never shares a process, a folder or a view of /proc with any tree. The verdict comes
+from the records the recorder writes to a socket only the engine reads, which the engine
+validates: a run whose records are incomplete or malformed, which collects other tests than
+expected, or which loads a plugin of its own is a crash, whatever its exit status says.
 """
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import json
 import os
-import queue
-import resource
 import shutil
-import signal
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import OlError
 from harness.measure import Coverage, from_record
+from harness.run import sandbox
+from harness.run.process import Cancelled, Runner, Side
 
-RECORDER = Path(__file__).with_name("ol_recorder.py")
-PROXY = Path(__file__).with_name("tree_proxy.py")
-SERVER = Path(__file__).with_name("tree_server.py")
-WIRE = Path(__file__).with_name("tree_wire.py")  # beside both the proxy and the server
+PAYLOAD = sandbox.PAYLOAD
+RECORDER = PAYLOAD / "ol_recorder.py"
+PROXY = PAYLOAD / "tree_proxy.py"
+WIRE = PAYLOAD / "tree_wire.py"
+PROBE_COVERAGE = PAYLOAD / "coverage_probe.py"
 OUTPUT_LIMIT = 64_000
 PYTEST_EXIT_OK = (0, 1)  # all passed; some failed
 TEST_TIMEOUT = "TestTimeout"  # the exception type of a test stopped at its own limit
+__all__ = ["Cancelled"]
 
 
 class Status(enum.Enum):
@@ -108,72 +106,119 @@ class Suite:
     files: tuple[Path, ...]
     support: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
-    # None: the implementation is tl_ds.radix in the test process. Otherwise tl_ds.radix is
-    # the proxy (tree_proxy.py) and the implementation runs in a tree server of its own,
-    # with these files beside it.
+    # None: the implementation is tl_ds.radix in the test process (only for our own suites
+    # on our own trees). Otherwise tl_ds.radix is the proxy (tree_proxy.py) and the
+    # implementation runs on the tree side of the run; a non-empty tuple names the views
+    # (ds07_observe.py) the tree side runs for the course machine, and gives the proxy
+    # its _ol_view method.
     proxy: tuple[Path, ...] | None = None
-    # measure line and branch coverage of the tree's radix.py (only where it runs in-process)
+    # measure line and branch coverage of the tree's radix.py, on whichever side it runs
     measure: bool = False
 
 
-class Cancelled(Exception):
-    """The caller asked the runs to stop (Ctrl-C): the run was killed and cleaned up."""
+VIEW_METHOD = """
+
+
+def _ol_view(self, name, *args):
+    return _channel.ask({"tree": self._handle, "view": name, "args": _args(args)},
+                        self._generation)
+
+
+RadixTree._ol_view = _ol_view
+"""
 
 
 def run_suite(suite: Suite, implementation: str, *, timeout: float, test_limit: float = 0.0,
               expected: Iterable[str] | None = None,
-              cancel: threading.Event | None = None) -> RunResult:
+              cancel: threading.Event | None = None, trusted: bool = False) -> RunResult:
     """Run ``suite`` with ``implementation`` (the text of a radix.py) as ``tl_ds.radix``.
 
-    The whole run is killed past ``timeout`` seconds; a single test past ``test_limit``
-    (when positive) fails with TestTimeout and the others go on. Raises Cancelled, after
-    killing the run, when ``cancel`` is set while it runs.
+    ``trusted`` says the implementation is ours (the reference, a mutant, the stub), not a
+    submission's. The whole run is killed past ``timeout`` seconds; a single test past
+    ``test_limit`` (when positive) fails with TestTimeout and the others go on. Raises
+    Cancelled, after killing the run, when ``cancel`` is set while it runs.
     """
-    if suite.measure and suite.proxy is not None:
-        raise ValueError("coverage is measured only of a tree that runs beside its tests")
-    with tempfile.TemporaryDirectory(prefix="ol-run-", ignore_cleanup_errors=True) as folder:
-        run = Path(folder)
-        lay_out(run, suite, implementation)
-        records = run / "records.jsonl"
+    runner = current()
+    run = runner.new_folder()
+    try:
+        test, tree = lay_out(run, suite, implementation, (timeout, test_limit), trusted)
+        runner.hand_over(run / "test", untrusted=True)
+        if tree is not None:
+            runner.hand_over(run / "tree", untrusted=not trusted)
         started = time.perf_counter()
-        measured = run / "impl" / "tl_ds" / "radix.py" if suite.measure else None
-        returncode, output = execute(run, records, suite.env, (timeout, test_limit), cancel,
-                                     measured)
+        ended = runner.run(test, tree, timeout, cancel)
         seconds = time.perf_counter() - started
-        if returncode is None:
-            return RunResult(Status.TIMEOUT, seconds=seconds, output=output,
+        coverage = None
+        if suite.measure and suite.proxy is not None:
+            coverage = read_coverage(run / "tree" / "coverage.json")
+        if ended.returncode is None:
+            return RunResult(Status.TIMEOUT, seconds=seconds, output=ended.output,
                              detail=f"still running after {timeout:.0f} s: stopped")
-        try:
-            lines = records.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:  # never written, or deleted by the run
-            lines = []
-        return judge(lines, returncode, expected, seconds, output)
+        if ended.overflow:
+            return RunResult(Status.CRASH, seconds=seconds, output=ended.output,
+                             detail="the run wrote more records than any suite needs")
+        result = judge(ended.records, ended.returncode, expected, seconds, ended.output)
+        return result if coverage is None else replace_coverage(result, coverage)
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
 
 
-def lay_out(run: Path, suite: Suite, implementation: str) -> None:
+def replace_coverage(result: RunResult, coverage: Coverage) -> RunResult:
+    import dataclasses
+
+    return dataclasses.replace(result, coverage=coverage)
+
+
+def read_coverage(path: Path) -> Coverage:
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        return from_record({"kind": "coverage", **record})
+    except (OSError, ValueError, TypeError, KeyError):
+        return from_record({"kind": "coverage", "error": "the tree's coverage was not written"})
+
+
+def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, float],
+            trusted: bool) -> tuple[Side, Side | None]:
+    """Write the run's folders; the two sides to start."""
+    timeout, test_limit = limits
+    test = run / "test"
+    support = test / "support"
+    support.mkdir(parents=True)
     if suite.proxy is None:
-        write_package(run / "impl", implementation)
+        write_package(test / "impl", implementation)
+        copy_item(PROBE_COVERAGE, support / PROBE_COVERAGE.name)
     else:
-        write_package(run / "impl", PROXY.read_text(encoding="utf-8"))
-        write_package(run / "student", implementation)
-        server = run / "server"
-        server.mkdir()
-        for item in (SERVER, WIRE, *suite.proxy):
-            copy_item(item, server / item.name)
-    support = run / "support"
-    support.mkdir()
-    if suite.proxy is not None:
+        proxy = PROXY.read_text(encoding="utf-8") + (VIEW_METHOD if suite.proxy else "")
+        write_package(test / "impl", proxy)
         shutil.copy(WIRE, support / WIRE.name)
     shutil.copy(RECORDER, support / RECORDER.name)
     for item in suite.support:
         copy_item(item, support / item.name)
-    tests = run / "tests"
+    tests = test / "tests"
     tests.mkdir()
     for item in suite.files:
         copy_item(item, tests / item.name)
-    (run / "home").mkdir()
-    (run / "pytest.ini").write_text(
+    (test / "home").mkdir()
+    (test / "pytest.ini").write_text(
         "[pytest]\npythonpath = impl support\ntestpaths = tests\n", encoding="utf-8")
+    measured = test / "impl" / "tl_ds" / "radix.py" if suite.measure and suite.proxy is None \
+        else None
+    test_side = Side(test, test / "home", clean_environment(test, suite.env), run_limits(timeout),
+                     "pytest", tuple(command_line(test, test_limit, measured)),
+                     trusted=suite.proxy is None)
+    if suite.proxy is None:
+        return test_side, None
+    tree = run / "tree"
+    write_package(tree / "tree", implementation)
+    if suite.proxy:
+        views = tree / "views"
+        views.mkdir()
+        for item in suite.proxy:
+            copy_item(item, views / item.name)
+    (tree / "home").mkdir()
+    tree_side = Side(tree, tree / "home", clean_environment(tree, {}), run_limits(timeout),
+                     "tree", trusted=trusted, measure=suite.measure, views=bool(suite.proxy))
+    return test_side, tree_side
 
 
 def write_package(folder: Path, radix: str) -> None:
@@ -190,11 +235,11 @@ def copy_item(source: Path, target: Path) -> None:
         shutil.copy(source, target)
 
 
-def clean_environment(run: Path, extra: Mapping[str, str]) -> dict[str, str]:
+def clean_environment(side: Path, extra: Mapping[str, str]) -> dict[str, str]:
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(run / "home"),
-        "TMPDIR": str(run / "home"),
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(side / "home"),
+        "TMPDIR": str(side / "home"),
         "LANG": "C.UTF-8",
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -217,177 +262,64 @@ def run_limits(timeout: float) -> dict[str, int]:
     return {**LIMITS, "cpu": int(timeout) + 5}
 
 
-def command_line(run: Path, records: Path, test_limit: float,
-                 measured: Path | None = None) -> list[str]:
-    return ["-c", str(run / "pytest.ini"), "--rootdir", str(run), "-p", "no:cacheprovider",
-            "--noconftest", "-p", "ol_recorder", "--ol-records", str(records),
-            "--ol-test-limit", str(test_limit), "--ol-coverage", str(measured or ""),
-            "-q", "--tb=short", str(run / "tests")]
+def command_line(side: Path, test_limit: float, measured: Path | None = None) -> list[str]:
+    return ["-c", str(side / "pytest.ini"), "--rootdir", str(side), "-p", "no:cacheprovider",
+            "--noconftest", "-p", "ol_recorder", "--ol-test-limit", str(test_limit),
+            "--ol-coverage", str(measured or ""), "-q", "--tb=short", str(side / "tests")]
 
 
-def execute(run: Path, records: Path, extra: Mapping[str, str], limits: tuple[float, float],
-            cancel: threading.Event | None, measured: Path | None = None,
-            ) -> tuple[int | None, str]:
-    """Run pytest in ``run``; (exit code or None on timeout, its output cut to size)."""
-    timeout, test_limit = limits
-    argv = command_line(run, records, test_limit, measured)
-    env = clean_environment(run, extra)
-    log = run / "output.txt"
-    if isolation() == "fast":
-        returncode = worker().run(run / "home", env, argv, log, run_limits(timeout),
-                                  timeout, cancel)
-    else:
-        returncode = spawn(run / "home", env, argv, log, run_limits(timeout), timeout, cancel)
-    try:
-        with open(log, "rb") as source:
-            output = source.read(OUTPUT_LIMIT).decode("utf-8", "replace")
-    except OSError:  # the run deleted its own log
-        output = ""
-    return returncode, output
-
-
-def spawn(cwd: Path, env: Mapping[str, str], argv: list[str], log: Path,
-          limits: Mapping[str, int], timeout: float, cancel: threading.Event | None) -> int | None:
-    """The strict path: a fresh interpreter for the run; its exit code, or None past timeout."""
-    with open(log, "wb") as sink:
-        process = subprocess.Popen([sys.executable, "-s", "-P", "-m", "pytest", *argv], cwd=cwd,
-                                   env=dict(env), stdin=subprocess.DEVNULL, stdout=sink,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            for name, value in limits.items():
-                with contextlib.suppress(OSError, ValueError):
-                    resource.prlimit(process.pid, RESOURCES[name], (value, value))
-            return wait(process, timeout, cancel)
-        finally:
-            kill_group(process)
-
-
-RESOURCES = {"cpu": resource.RLIMIT_CPU, "memory": resource.RLIMIT_AS,
-             "files": resource.RLIMIT_NOFILE, "file_size": resource.RLIMIT_FSIZE,
-             "processes": resource.RLIMIT_NPROC}
-ISOLATION = os.environ.get("OL_ISOLATION", "")
-
-
-def isolation() -> str:
-    """"fast" (forks of a warm worker) where fork exists, else "strict" (a fresh process)."""
-    if ISOLATION in ("fast", "strict"):
-        return ISOLATION
-    return "fast" if hasattr(os, "fork") else "strict"
-
-
-def set_isolation(mode: str) -> None:
-    global ISOLATION
-    ISOLATION = mode
-
-
-class Worker:
-    """The fork worker (fork_worker.py), shared by every thread of this process."""
+class Engine:
+    """The runner every run of this process uses: chosen once, closed at exit."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.process: subprocess.Popen | None = None
-        self.next_id = 0
-        self.waiting: dict[int, queue.SimpleQueue] = {}
+        self.runner: Runner | None = None
+        self.fresh = os.environ.get("OL_ISOLATION", "") == "strict"
+        self.sandbox_request = sandbox.requested()
 
-    def start(self) -> subprocess.Popen:
-        if self.process is None or self.process.poll() is not None:
-            # each child gets its own folder and environment; the worker needs neither
-            env = clean_environment(Path(tempfile.gettempdir()), {})
-            self.process = subprocess.Popen(
-                [sys.executable, "-s", "-P", str(FORK_WORKER)], cwd="/", env=env,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-            threading.Thread(target=self.read, args=(self.process,), daemon=True).start()
-        return self.process
-
-    def read(self, process: subprocess.Popen) -> None:
-        for line in process.stdout:
-            message = json.loads(line)
-            with self.lock:
-                box = self.waiting.get(message["id"])
-            if box is not None:
-                box.put(message)
-        with self.lock:  # the worker died: every run still waiting ends now
-            for box in self.waiting.values():
-                box.put({"exit": None, "lost": True})
-
-    def run(self, cwd: Path, env: Mapping[str, str], argv: list[str], log: Path,
-            limits: Mapping[str, int], timeout: float,
-            cancel: threading.Event | None) -> int | None:
-        box: queue.SimpleQueue = queue.SimpleQueue()
+    def current(self) -> Runner:
         with self.lock:
-            process = self.start()
-            self.next_id += 1
-            id = self.next_id
-            self.waiting[id] = box
-            request = {"id": id, "cwd": str(cwd), "env": dict(env), "argv": argv,
-                       "log": str(log), "limits": dict(limits)}
-            process.stdin.write((json.dumps(request) + "\n").encode())
-            process.stdin.flush()
-        pid, ended = None, False
-        try:
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    message = box.get(timeout=0.05)
-                except queue.Empty:
-                    if cancel is not None and cancel.is_set():
-                        raise Cancelled from None
-                    if time.monotonic() >= deadline:
-                        return None
-                    continue
-                if "pid" in message:
-                    pid = message["pid"]
-                    continue
-                ended = True
-                if message.get("lost"):
-                    raise OlError("the engine's fork worker stopped unexpectedly; run the "
-                                  "command again with --isolation strict")
-                if pid is not None:  # what the run left behind in its session goes too
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(pid, signal.SIGKILL)
-                return message["exit"]
-        finally:
-            while not ended:  # still running: kill its session once its pid is known
-                if pid is not None:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(pid, signal.SIGKILL)
-                try:
-                    message = box.get(timeout=10)
-                except queue.Empty:
-                    break
-                pid = message.get("pid", pid)
-                ended = "pid" not in message
-            with self.lock:
-                self.waiting.pop(id, None)
+            if self.runner is None:
+                self.runner = Runner(sandbox.choose(self.sandbox_request), fresh=self.fresh)
+            return self.runner
+
+    def configure(self, *, fresh: bool | None = None, sandbox_mode: str | None = None) -> None:
+        with self.lock:
+            if self.runner is not None:
+                self.runner.close()
+                self.runner = None
+            if fresh is not None:
+                self.fresh = fresh
+            if sandbox_mode is not None:
+                self.sandbox_request = sandbox_mode
+
+    def close(self) -> None:
+        self.configure()
 
 
-FORK_WORKER = Path(__file__).with_name("fork_worker.py")
-_worker = Worker()
+ENGINE = Engine()
 
 
-def worker() -> Worker:
-    return _worker
+def current() -> Runner:
+    return ENGINE.current()
 
 
-def wait(process: subprocess.Popen, timeout: float,
-         cancel: threading.Event | None) -> int | None:
-    """The exit code, or None past ``timeout``; Cancelled as soon as ``cancel`` is set."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return process.wait(timeout=min(0.05, max(0.0, deadline - time.monotonic())))
-        except subprocess.TimeoutExpired:
-            if cancel is not None and cancel.is_set():
-                raise Cancelled from None
-            if time.monotonic() >= deadline:
-                return None
+def active_sandbox() -> sandbox.Sandbox:
+    """The sandbox runs use here (choosing it, when no run has yet)."""
+    return current().sandbox
 
 
-def kill_group(process: subprocess.Popen) -> None:
-    """Kill the run's whole process group, children it forked included."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+def isolation() -> str:
+    """"strict" (a fresh worker per run) or "fast" (one warm worker forks every run)."""
+    return "strict" if ENGINE.fresh else "fast"
+
+
+def set_isolation(mode: str) -> None:
+    ENGINE.configure(fresh=mode == "strict")
+
+
+def set_sandbox(mode: str) -> None:
+    ENGINE.configure(sandbox_mode=mode)
 
 
 def judge(lines: list[str], returncode: int, expected: Iterable[str] | None,
@@ -405,25 +337,30 @@ def judge(lines: list[str], returncode: int, expected: Iterable[str] | None,
     for line in lines:
         try:
             record = json.loads(line)
-        except ValueError:
-            return crash("the run's records are damaged")
-        kind = record.get("kind")
-        if kind == "collected":
-            collected = record["ids"]
-            plugins.update(record["plugins"])
-        elif kind == "collect_error":
-            collect_errors.append(f"{record['nodeid']}: {record['text']}")
-        elif kind == "test":
-            if record["nodeid"] in tests:
-                return crash(f"{record['nodeid']} reported twice")
-            tests[record["nodeid"]] = TestRecord(
-                record["nodeid"], record["outcome"], record["exception"], record["text"],
-                record["seconds"])
-        elif kind == "coverage":
-            coverage = from_record(record)
-        elif kind == "finish":
-            finish = record["exitstatus"]
-            plugins.update(record["plugins"])
+            kind = record["kind"] if isinstance(record, dict) else None
+            if kind == "collected":
+                collected = strings(record["ids"])
+                plugins.update(strings(record["plugins"]))
+            elif kind == "collect_error":
+                collect_errors.append(f"{text(record['nodeid'])}: {text(record['text'])}")
+            elif kind == "test":
+                nodeid = text(record["nodeid"])
+                if nodeid in tests:
+                    return crash(f"{nodeid} reported twice")
+                tests[nodeid] = TestRecord(
+                    nodeid, outcome(record["outcome"]), optional_text(record["exception"]),
+                    text(record["text"]), seconds_of(record["seconds"]))
+            elif kind == "coverage":
+                coverage = from_record(record)
+            elif kind == "finish":
+                finish = record["exitstatus"]
+                if type(finish) is not int:
+                    raise TypeError("exitstatus")
+                plugins.update(strings(record["plugins"]))
+            else:
+                raise ValueError("unknown record")
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return crash("the run's records are malformed")
     if plugins:
         return crash(f"the tests loaded plugins of their own: {', '.join(sorted(plugins))}")
     if collect_errors:
@@ -448,45 +385,59 @@ def judge(lines: list[str], returncode: int, expected: Iterable[str] | None,
     return RunResult(Status.OK, ordered, seconds, "", output, coverage)
 
 
-PROBE = """\
-import json, sys, traceback
-try:
-    import tl_ds.radix as module
-    tree = getattr(module, "RadixTree", None)
-    result = {"ok": isinstance(tree, type),
-              "error": "" if isinstance(tree, type) else "it defines no class RadixTree"}
-except BaseException as error:
-    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
-              if frame.filename.endswith("radix.py")]
-    where = f"line {frames[-1].lineno}: {frames[-1].line}\\n" if frames else ""
-    said = "".join(traceback.format_exception_only(type(error), error)).rstrip()
-    result = {"ok": False, "error": where + said.replace(sys.argv[2], "")}
-with open(sys.argv[1], "w", encoding="utf-8") as out:
-    json.dump(result, out)
-"""
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+
+
+def text(value) -> str:
+    if type(value) is not str:
+        raise TypeError("not a string")
+    return value
+
+
+def optional_text(value) -> str | None:
+    return None if value is None else text(value)
+
+
+def strings(value) -> list[str]:
+    if type(value) is not list:
+        raise TypeError("not a list")
+    return [text(item) for item in value]
+
+
+def outcome(value) -> str:
+    if value not in OUTCOMES:
+        raise ValueError("unknown outcome")
+    return value
+
+
+def seconds_of(value) -> float:
+    if type(value) not in (int, float) or not 0 <= value < 1e9:
+        raise ValueError("not a duration")
+    return float(value)
+
+
 PROBE_LIMIT = 30.0
 
 
 def probe_import(implementation: str) -> str | None:
-    """Import ``implementation`` as ``tl_ds.radix`` in a fresh process: None, or why it fails."""
-    with tempfile.TemporaryDirectory(prefix="ol-probe-") as folder:
-        run = Path(folder)
-        lay_out(run, Suite(files=()), implementation)
-        answer = run / "probe.json"
-        command = [sys.executable, "-s", "-P", "-c", PROBE, str(answer), f"{run}/impl/"]
-        env = clean_environment(run, {"PYTHONPATH": str(run / "impl")})
-        with open(run / "output.txt", "wb") as sink:
-            process = subprocess.Popen(command, cwd=run / "home", env=env,
-                                       stdin=subprocess.DEVNULL, stdout=sink,
-                                       stderr=subprocess.STDOUT, start_new_session=True)
-            try:
-                returncode = wait(process, PROBE_LIMIT, None)
-            finally:
-                kill_group(process)
-        if returncode is None:
-            return f"importing it takes more than {PROBE_LIMIT:.0f} s"
-        try:
-            result = json.loads(answer.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return f"importing it ends the interpreter (exit code {returncode})"
-        return None if result.get("ok") is True else str(result.get("error") or "it fails")
+    """Import ``implementation`` as ``tl_ds.radix`` in a confined process: None, or why not."""
+    runner = current()
+    run = runner.new_folder()
+    try:
+        side = run / "tree"
+        write_package(side / "tree", implementation)
+        (side / "home").mkdir()
+        runner.hand_over(side, untrusted=True)
+        probe = Side(side, side / "home", clean_environment(side, {}),
+                     run_limits(PROBE_LIMIT), "probe", (str(side / "tree"),))
+        ended = runner.run(probe, None, PROBE_LIMIT, None)
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
+    if ended.returncode is None:
+        return f"importing it takes more than {PROBE_LIMIT:.0f} s"
+    try:
+        result = json.loads(ended.records[0])
+        ok, error = result["ok"], str(result["error"])
+    except (IndexError, ValueError, TypeError, KeyError):
+        return f"importing it ends the interpreter (exit code {ended.returncode})"
+    return None if ok is True else (error or "it fails")

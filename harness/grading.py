@@ -80,9 +80,10 @@ class TddReport:
                 and all(row.state == wanted for row in self.rows)) if self.rows else False
 
 
-def run_students_tests(workspace: Workspace, implementation: str) -> RunResult:
+def run_students_tests(workspace: Workspace, implementation: str, trusted: bool) -> RunResult:
     suite = workspace.suite()
-    run = run_suite(suite, implementation, timeout=STUDENT_LIMIT, test_limit=STUDENT_TEST_LIMIT)
+    run = run_suite(suite, implementation, timeout=STUDENT_LIMIT, test_limit=STUDENT_TEST_LIMIT,
+                    trusted=trusted)
     if run.status is Status.OK and not run.records:
         raise no_tests(workspace)
     return run
@@ -97,7 +98,7 @@ def run_problem(run: RunResult) -> str:
 
 
 def tdd_red(workspace: Workspace) -> TddReport:
-    run = run_students_tests(workspace, stub_source())
+    run = run_students_tests(workspace, stub_source(), trusted=True)
     rows = []
     for record in run.records:
         if record.outcome == "passed":
@@ -114,7 +115,7 @@ def tdd_red(workspace: Workspace) -> TddReport:
 
 def tdd_green(workspace: Workspace) -> TddReport:
     implementation = workspace.implementation()
-    run = run_students_tests(workspace, implementation)
+    run = run_students_tests(workspace, implementation, trusted=False)
     rows = tuple(
         Row(record.name, "green") if record.outcome == "passed" else
         Row(record.name, "failing", f"{record.outcome}: {message(record)}"
@@ -257,13 +258,14 @@ def grade_tests(workspace: Workspace, suite: Suite, tests_text: str, trees: tupl
                 workers: int, progress: Callable[[str], None] | None) -> Check:
     reference, second, own = trees
 
-    def students(tree: str, measure: bool = False) -> Callable[[threading.Event], RunResult]:
-        measured = dataclasses.replace(suite, measure=measure)
+    def students(tree: str, mine: bool = False) -> Callable[[threading.Event], RunResult]:
+        measured = dataclasses.replace(suite, measure=mine)
         return lambda cancel: run_suite(measured, tree, timeout=STUDENT_LIMIT,
-                                        test_limit=STUDENT_TEST_LIMIT, cancel=cancel)
+                                        test_limit=STUDENT_TEST_LIMIT, cancel=cancel,
+                                        trusted=not mine)
 
     *correct, measured = mutation.run_together(
-        [students(reference), students(second), students(own, measure=True)], workers)
+        [students(reference), students(second), students(own, mine=True)], workers)
     result = Check(*correct, own=measured)
     on_reference = result.on_reference
     if on_reference.status is Status.OK and not on_reference.records:

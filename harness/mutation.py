@@ -113,14 +113,15 @@ class MutantResult:
 def prove_wiring(suite: Suite, reference: str, expected: Sequence[str] | None = None,
                  cancel: threading.Event | None = None) -> RunResult:
     """Run the suite on the reference and on the placebo; OlError unless both behave."""
-    baseline = run_suite(suite, reference, timeout=600, expected=expected, cancel=cancel)
+    baseline = run_suite(suite, reference, timeout=600, expected=expected, cancel=cancel,
+                         trusted=True)
     if not baseline.all_passed:
         broken = ", ".join(record.name for record in baseline.failures) or baseline.detail
         raise OlError(f"the suite does not pass on the reference ({baseline.status.value}: "
                       f"{broken}); no mutation score can be trusted until it does")
     limits = Limits.from_reference(baseline)
     dummy = run_suite(suite, placebo(reference), timeout=limits.run, test_limit=limits.test,
-                      expected=expected, cancel=cancel)
+                      expected=expected, cancel=cancel, trusted=True)
     if dummy.status is Status.OK and not dummy.failures:
         raise OlError("the suite passes on a placebo whose every method raises: the runs "
                       "do not reach the implementation, so no score can be trusted")
@@ -133,7 +134,7 @@ def run_mutant(suite: Suite, mutant: Mutant, limits: Limits, expected: Sequence[
     only if a re-run times out too."""
     def once() -> RunResult:
         return run_suite(suite, mutant.source, timeout=limits.run, test_limit=limits.test,
-                         expected=expected, cancel=cancel)
+                         expected=expected, cancel=cancel, trusted=True)
 
     run = once()
     if run.timed_out and not [record for record in run.failures

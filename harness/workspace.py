@@ -117,7 +117,7 @@ class Workspace:
         self.require(radix=False, tests=True)
         if not names_a_test(self.read(self.tests)):
             raise no_tests(self)
-        return engine.Suite(files=(self.tests,))
+        return engine.Suite(files=(self.tests,), proxy=())  # trees only behind the proxy
 
 
 def names_a_test(source: str) -> bool:

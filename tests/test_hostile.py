@@ -223,7 +223,8 @@ def test_a_suite_that_hashes_the_implementation_source_is_flagged_and_invalid(tm
     result = grade(tmp_path, tests)
     assert refused(result)
     assert {(entry.name, entry.where) for entry in result.invalid} == {
-        ("test_is_the_reference", "the second correct tree")}
+        ("test_is_the_reference", "the reference"), ("test_is_the_reference",
+                                                    "the second correct tree")}
 
 
 def test_a_test_that_deletes_files_in_its_working_directory_harms_only_its_own_run(tmp_path):

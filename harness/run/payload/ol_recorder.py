@@ -13,7 +13,9 @@ import signal
 import types
 
 import pytest
+from coverage_probe import Measure
 
+RECORDS = 3  # the descriptor of the engine's records socket
 TEXT_LIMIT = 6000  # characters of a failure's text kept: its head and its tail
 
 
@@ -34,38 +36,9 @@ def on_alarm(signum, frame) -> None:
     raise TestTimeout("the test ran past its time limit")
 
 
-class Measure:
-    """Line and branch coverage of one file, every exclusion pragma off, from now on."""
-
-    def __init__(self, path: str) -> None:
-        import coverage
-
-        self.path = os.path.abspath(path)
-        self.report = self.path + ".coverage.json"
-        self.cov = coverage.Coverage(data_file=None, branch=True, include=[self.path],
-                                     config_file=False)
-        self.cov.clear_exclude("exclude")
-        self.cov.clear_exclude("partial")
-        self.cov.start()
-
-    def stop(self) -> dict:
-        self.cov.stop()
-        try:
-            self.cov.json_report(outfile=self.report)
-            with open(self.report, encoding="utf-8") as source:
-                found = json.load(source)["files"]
-        except Exception as error:  # coverage's NoDataReported and the like: nothing ran
-            return {"error": f"{type(error).__name__}: {error}"}
-        if len(found) != 1:
-            return {"error": "the tree's file was never imported"}
-        (measured,) = found.values()
-        return {key: measured[key] for key in ("executed_lines", "missing_lines",
-                                               "executed_branches", "missing_branches")}
-
-
 class Recorder:
-    def __init__(self, path: str, test_limit: float, measure: Measure | None) -> None:
-        self.out = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the session
+    def __init__(self, test_limit: float, measure: Measure | None) -> None:
+        self.out = os.fdopen(RECORDS, "w", encoding="utf-8")  # the engine's socket
         self.test_limit = test_limit
         self.measure = measure
         self.outcomes: dict[str, dict] = {}
@@ -148,7 +121,6 @@ def foreign_plugins(config) -> list[str]:
 
 
 def pytest_addoption(parser) -> None:
-    parser.addoption("--ol-records", required=True, help="where ol's engine reads the run back")
     parser.addoption("--ol-test-limit", type=float, default=0.0,
                      help="seconds a test may run before it fails with TestTimeout (0: none)")
     parser.addoption("--ol-coverage", default="",
@@ -157,6 +129,6 @@ def pytest_addoption(parser) -> None:
 
 def pytest_configure(config) -> None:
     measured = config.getoption("--ol-coverage")
-    recorder = Recorder(config.getoption("--ol-records"), config.getoption("--ol-test-limit"),
+    recorder = Recorder(config.getoption("--ol-test-limit"),
                         Measure(measured) if measured else None)
     config.pluginmanager.register(recorder, "ol_recorder_session")

@@ -1,0 +1,343 @@
+"""The runs' worker: imports pytest and Hypothesis once, then forks each run from there.
+
+Started by the engine as ``python -I -S fork_worker.py FD MODE RUNS LIB`` (inside the
+bubblewrap sandbox in mode ``ns``), with a SOCK_SEQPACKET socket to the engine on FD. It
+imports nothing of the harness and never runs a test itself, so every run starts from the
+same freshly imported state. Protocol, one JSON object per message:
+
+    engine -> worker   {"id": 7, "run": SIDE, "tree": SIDE or null}
+                       with two descriptors attached: the records socket, the output socket
+    engine -> worker   {"kill": 7}                      stop run 7 now
+    worker -> engine   {"hello": MODE}                  ready
+    worker -> engine   {"id": 7, "exit": 1}             run 7 ended: the exit code of its
+                                                        tests, or -signal; every process of
+                                                        it, on both sides, is gone
+
+A SIDE is {"root": folder, "cwd", "env", "limits", "argv", "main": "pytest" | "probe" |
+"tree", "trusted": bool, "measure": bool}. The test side of a run gets the records socket
+as fd 3, the output as fds 1 and 2 and, when the run has a tree side, the control socket
+of the tree's host as fd 4. The tree side is a host process that starts the tree in a
+child of its own on request (tree_server.py), so a hung tree can be replaced.
+
+Each side is confined by MODE:
+- ``ns``: new user, mount, PID, network, IPC and UTS namespaces; the mount namespace shows
+  the side its own folder and nothing of the other runs, a private /tmp, no /proc; the
+  side's first process is PID 1 of its namespace, so when it ends the kernel ends every
+  process it left (detached or not); all capabilities are dropped before its code runs.
+- ``uid``: (the worker runs as root, outside any sandbox) the side runs as the sandbox
+  user; after the run the worker kills every process of that user and removes what it
+  left in the shared temporary folders. Runs never overlap in this mode.
+- ``none``: its own session only.
+"""
+
+import contextlib
+import ctypes
+import gc
+import importlib
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FD, MODE, RUNS, LIB = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+SANDBOX_UID = int(os.environ.get("OL_SANDBOX_UID", "65534"))
+sys.path[:0] = [path for path in (LIB, HERE) if path]
+
+import pytest  # noqa: E402 - after the path is set
+import tree_server  # noqa: E402
+
+# imported once here, so each child starts warm
+WARM = ("_pytest.assertion.rewrite", "_pytest.capture", "_pytest.config", "_pytest.fixtures",
+        "_pytest.python", "_pytest.runner", "_pytest.terminal", "_pytest.skipping",
+        "_pytest.unraisableexception", "_pytest.threadexception", "_pytest.logging",
+        "hypothesis", "hypothesis.stateful", "hypothesis.strategies", "array", "bisect",
+        "heapq", "operator", "signal", "textwrap", "types", "typing", "json", "base64",
+        "collections", "dataclasses", "functools", "itertools", "random", "math", "re")
+for _name in WARM:
+    importlib.import_module(_name)
+gc.freeze()  # what is imported now is never garbage: each child's collections skip it
+
+LIMITS = {
+    "cpu": resource.RLIMIT_CPU,
+    "memory": resource.RLIMIT_AS,
+    "files": resource.RLIMIT_NOFILE,
+    "file_size": resource.RLIMIT_FSIZE,
+    "processes": resource.RLIMIT_NPROC,
+}
+PATH = list(sys.path)
+GRACE = 5.0  # seconds the tree side may take to finish after its tests have ended
+HOLD = "/ol-hold"  # an empty folder of the sandbox: a side's own folder waits here
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 2, 4, 4096, 8192, 16384, 1 << 18
+PR_SET_PDEATHSIG = 1
+
+
+class CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class CapData(ctypes.Structure):
+    _fields_ = (("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32))
+
+
+def check(result: int, what: str) -> None:
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"{what}: {os.strerror(error)}")
+
+
+def mount(source, target, kind, flags, data=None) -> None:
+    check(LIBC.mount(source and source.encode(), target.encode(), kind and kind.encode(),
+                     ctypes.c_ulong(flags), data and data.encode()), f"mount {target}")
+
+
+def write(path: str, text: str) -> None:
+    with open(path, "w") as out:
+        out.write(text)
+
+
+def confine_namespaces(own: str) -> None:
+    """In the first process of a side: new namespaces that show only ``own`` of the runs."""
+    uid, gid = os.getuid(), os.getgid()
+    check(LIBC.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET
+                       | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+    write("/proc/self/setgroups", "deny")
+    write("/proc/self/uid_map", f"{uid} {uid} 1")
+    write("/proc/self/gid_map", f"{gid} {gid} 1")
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount(own, HOLD, None, MS_BIND | MS_REC)
+    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+    os.makedirs(own)
+    mount(HOLD, own, None, MS_MOVE)
+    if os.path.isdir("/dev/shm"):
+        mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0555")
+
+
+def drop_capabilities() -> None:
+    header = CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (CapData * 2)()
+    check(LIBC.capset(ctypes.byref(header), data), "capset")
+
+
+def become(side: dict) -> None:
+    """In the process that runs a side's code: its session, folder, environment, limits."""
+    os.setsid()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if MODE == "uid" and not side.get("trusted"):
+        os.setgroups([])
+        os.setgid(SANDBOX_UID)
+        os.setuid(SANDBOX_UID)
+    os.chdir(side["cwd"])
+    os.environ.clear()
+    os.environ.update(side["env"])
+    for name, value in side["limits"].items():
+        resource.setrlimit(LIMITS[name], (value, value))
+    sys.path[:] = PATH
+
+
+def start_side(side: dict, fds: dict) -> int:
+    """Fork the side; its first process's pid. ``fds`` maps target descriptor -> ours."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 70
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        wanted = {0: null, **fds}
+        moved = {target: os.dup(source) for target, source in wanted.items()}
+        for target, source in moved.items():
+            os.dup2(source, target)
+        os.closerange(max(moved) + 1 if moved else 3, 1 << 16)
+        if MODE == "ns":
+            confine_namespaces(side["root"])
+            inner = os.fork()
+            if inner:  # the first process waits for PID 1 of the new namespace
+                for target in list(moved):
+                    if target > 2:
+                        os.close(target)
+                _, status = os.waitpid(inner, 0)
+                code = os.waitstatus_to_exitcode(status)
+                code = code if code >= 0 else 128 - code
+                return
+            LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            drop_capabilities()
+        become(side)
+        code = run_side(side)
+    except BaseException:  # the child must never return into the worker
+        code = 70
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def run_side(side: dict) -> int:
+    main = side["main"]
+    if main == "pytest":
+        sys.argv = ["pytest", *side["argv"]]
+        return int(pytest.main(side["argv"]))
+    if main == "probe":
+        return probe(side["argv"][0])
+    if main == "tree":
+        return tree_server.host(socket.socket(fileno=4), side)
+    return 70
+
+
+def probe(package: str) -> int:
+    """Import tl_ds.radix from ``package``; write what happened as one JSON line to fd 3."""
+    import traceback
+
+    sys.path.insert(0, package)
+    try:
+        module = importlib.import_module("tl_ds.radix")
+        tree = getattr(module, "RadixTree", None)
+        ok = isinstance(tree, type)
+        result = {"ok": ok, "error": "" if ok else "it defines no class RadixTree"}
+    except BaseException as error:
+        frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+                  if frame.filename.endswith("radix.py")]
+        where = f"line {frames[-1].lineno}: {frames[-1].line}\n" if frames else ""
+        said = "".join(traceback.format_exception_only(type(error), error)).rstrip()
+        result = {"ok": False, "error": where + said.replace(package + "/", "")}
+    with os.fdopen(3, "w", encoding="utf-8") as out:
+        out.write(json.dumps(result) + "\n")
+    return 0
+
+
+def purge() -> None:
+    """In uid mode, after a run: every process of the sandbox user, and its temporary files."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(SANDBOX_UID)
+            os.setuid(SANDBOX_UID)
+            os.kill(-1, signal.SIGKILL)  # every process this user may signal: its own
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != SANDBOX_UID:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+
+
+class Run:
+    def __init__(self, id: int, test: int, tree: int | None) -> None:
+        self.id = id
+        self.test = test          # pid of the test side's first process
+        self.tree = tree          # pid of the tree side's first process, or None
+        self.exit = None          # the test side's exit code, once it ended
+        self.deadline = None      # when the tree side is killed, once the tests ended
+
+    @property
+    def pids(self) -> list[int]:
+        return [pid for pid in (self.test, self.tree) if pid is not None]
+
+
+def main() -> None:
+    """One thread only (a fork copies no other thread's locks): requests in, exits out."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    channel = socket.socket(fileno=FD)
+    runs: dict[int, Run] = {}
+    owner: dict[int, Run] = {}  # pid -> its run
+    channel.send(json.dumps({"hello": MODE}).encode())
+    while True:
+        waiting = [run.deadline for run in runs.values() if run.deadline is not None]
+        timeout = 0.01 if runs else None
+        if waiting:
+            timeout = max(0.0, min(min(waiting) - time.monotonic(), timeout))
+        ready, _, _ = select.select([channel], [], [], timeout)
+        if ready:
+            data, fds, _, _ = socket.recv_fds(channel, 1 << 20, 4)
+            if not data:
+                return
+            request = json.loads(data)
+            if "kill" in request:
+                run = runs.get(request["kill"])
+                for pid in run.pids if run else ():
+                    kill(pid)
+                for fd in fds:
+                    os.close(fd)
+                continue
+            records, output = fds
+            tree, control = None, None
+            if request["tree"] is not None:
+                control, far = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                tree = start_side(request["tree"], {1: output, 2: output, 4: far.fileno()})
+                far.close()
+            wanted = {1: output, 2: output, 3: records}
+            if control is not None:
+                wanted[4] = control.fileno()
+            test = start_side(request["run"], wanted)
+            for fd in fds:
+                os.close(fd)
+            if control is not None:
+                control.close()
+            run = runs[request["id"]] = Run(request["id"], test, tree)
+            for pid in run.pids:
+                owner[pid] = run
+        reap(runs, owner, channel)
+
+
+def kill(pid: int) -> None:
+    """The side's first process and its session (which is all of it in mode ns)."""
+    for target in (pid, -pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(target, signal.SIGKILL)
+
+
+def reap(runs: dict, owner: dict, channel) -> None:
+    while owner:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            break
+        run = owner.pop(pid, None)
+        if run is None:
+            continue
+        if pid == run.test:
+            run.test = None
+            run.exit = os.waitstatus_to_exitcode(status)
+            if run.tree is not None:
+                run.deadline = time.monotonic() + GRACE
+        else:
+            run.tree = None
+    now = time.monotonic()
+    for run in list(runs.values()):
+        if run.deadline is not None and run.tree is not None and now >= run.deadline:
+            kill(run.tree)
+            run.deadline = None
+        if run.test is None and run.tree is None:
+            if MODE == "uid":
+                purge()
+            del runs[run.id]
+            channel.send(json.dumps({"id": run.id, "exit": run.exit}).encode())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+"""``tl_ds.radix`` in a run whose tree lives elsewhere: a proxy to the tree's own processes.
+
+The engine starts the tree side of a run beside the tests, not under them: the tests'
+process is neither its parent nor its child, and shares no folder with it. The proxy talks
+to the tree side's host over the control socket on fd 4 (tree_server.py): ``start`` gives it
+a data socket to a fresh tree process. Every call crosses as plain data and comes back as
+plain data: ids, lists, values, or the exception the tree raised, rebuilt here as the
+built-in class it was (KeyError, ValueError, RuntimeError, TypeError, OverflowError, ...).
+
+A call that takes longer than CALL_LIMIT seconds raises TreeStopped and stops the tree;
+the next tree starts a fresh process, whose calls get HUNG_LIMIT seconds each.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import json as _json
+import os as _os
+import select as _select
+import socket as _socket
+import time as _time
+
+from tree_wire import decode as _decode
+from tree_wire import encode as _encode
+
+__all__ = ["ROOT", "NodeId", "RadixTree"]
+
+NodeId = int
+_CALL_LIMIT = float(_os.environ.get("OL_CALL_LIMIT", "10"))  # seconds for one call
+_HUNG_LIMIT = min(_CALL_LIMIT, 2.0)  # for every call after one has hung: it hangs again
+_SPIN = 0.0003
+_CONTROL = 4
+_PLAIN_ONLY = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
+class RemoteError(Exception):
+    """The tree raised an exception that is not one of Python's built-in ones."""
+
+
+class TreeStopped(BaseException):
+    """The tree's process hung or ended. Not an Exception, so no test or Hypothesis
+    catches it: the test fails at once instead of replaying a tree that will hang again."""
+
+
+def _rebuild(reply: dict) -> BaseException:
+    """The first built-in exception class of the raised one's MRO, with its arguments."""
+    args = _decode(reply.get("args", []))
+    for name in reply.get("names", []):
+        kind = getattr(_builtins, str(name), None)
+        if isinstance(kind, type) and issubclass(kind, Exception):
+            try:
+                return kind(*args)
+            except Exception:
+                return RemoteError(*args)
+        if kind in _PLAIN_ONLY:
+            break
+    return RemoteError(f"the tree raised {reply.get('raise')}", *args)
+
+
+class _Channel:
+    """The tree's process: started on first use, started again after it stops or hangs."""
+
+    def __init__(self) -> None:
+        self.control = _socket.socket(fileno=_CONTROL)
+        self.replies = self.control.makefile("rb")
+        self.data: _socket.socket | None = None
+        self.generation = 0
+        self.pending = b""
+        self.limit = _CALL_LIMIT
+
+    def command(self, word: bytes) -> bytes:
+        self.control.sendall(word + b"\n")
+        return self.replies.readline().strip()
+
+    def start(self) -> None:
+        self.drop()
+        self.control.sendall(b"start\n")
+        line, fds, _, _ = _socket.recv_fds(self.control, 64, 1)
+        if not line.startswith(b"ready") or len(fds) != 1:
+            raise TreeStopped("the tree's process could not be started")
+        self.data = _socket.socket(fileno=fds[0])
+        self.data.setblocking(False)
+        self.generation += 1
+        self.pending = b""
+
+    def drop(self) -> None:
+        if self.data is not None:
+            self.data.close()
+            self.data = None
+
+    def stop(self) -> None:
+        self.drop()
+        self.command(b"stop")
+
+    def ended(self) -> str:
+        self.drop()
+        said = self.command(b"status").decode(errors="replace").split()
+        return f"the tree's process ended (exit code {said[-1] if said else 'unknown'})"
+
+    def ask(self, request: dict, generation: int | None = None):
+        if generation is not None and generation != self.generation:
+            raise TreeStopped("this tree lived in a tree process that has stopped")
+        if self.data is None:
+            raise TreeStopped("the tree's process has stopped")
+        try:
+            self.data.setblocking(True)
+            self.data.sendall((_json.dumps(request) + "\n").encode())
+            self.data.setblocking(False)
+        except OSError:
+            raise TreeStopped(self.ended()) from None
+        reply = self.read_line()
+        if "raise" in reply:
+            raise _rebuild(reply)
+        return _decode(reply["ok"])
+
+    def read_line(self) -> dict:
+        """The next answer. Most come back within microseconds, so the read spins for up
+        to _SPIN seconds before it sleeps in select (a sleep and wake-up costs far more)."""
+        deadline = _time.monotonic() + self.limit
+        while b"\n" not in self.pending:
+            chunk = self.spin_read()
+            if chunk is None:
+                left = deadline - _time.monotonic()
+                ready, _, _ = _select.select([self.data], [], [], max(0.0, left))
+                if not ready:
+                    self.stop()
+                    limit, self.limit = self.limit, _HUNG_LIMIT
+                    raise TreeStopped(f"the tree did not answer within {limit:g} s")
+                chunk = self.data.recv(1 << 20)
+            if not chunk:
+                raise TreeStopped(self.ended())
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        try:
+            reply = _json.loads(line)
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict) or not ("ok" in reply or "raise" in reply):
+            self.stop()
+            raise TreeStopped("the tree's process answered something unreadable")
+        return reply
+
+    def spin_read(self) -> bytes | None:
+        end = _time.perf_counter() + _SPIN
+        while True:
+            try:
+                return self.data.recv(1 << 20)
+            except BlockingIOError:
+                if _time.perf_counter() > end:
+                    return None
+
+
+_channel = _Channel()
+_channel.start()
+ROOT: NodeId = _channel.ask({"root": True})
+
+
+def _args(args) -> list:
+    return [_encode(arg) for arg in args]
+
+
+class RadixTree:
+    """The RadixTree under test, called across a process boundary."""
+
+    def __init__(self, granule: int) -> None:
+        if _channel.data is None:
+            _channel.start()
+        self._generation = _channel.generation
+        self._handle = _channel.ask({"new": _encode(granule)})
+
+    def _call(self, name: str, *args):
+        return _channel.ask({"tree": self._handle, "call": name, "args": _args(args)},
+                            self._generation)
+
+    @property
+    def granule(self) -> int:
+        return self._call("granule")
+
+    def __len__(self) -> int:
+        return self._call("__len__")
+
+    def __repr__(self) -> str:
+        return f"RadixTree(proxy of tree {self._handle})"
+
+    def is_empty(self) -> bool:
+        return self._call("is_empty")
+
+    def node_count(self) -> int:
+        return self._call("node_count")
+
+    def key(self, id):
+        return self._call("key", id)
+
+    def values(self, id):
+        return self._call("values", id)
+
+    def parent(self, id):
+        return self._call("parent", id)
+
+    def children(self, id):
+        return self._call("children", id)
+
+    def child_count(self, id):
+        return self._call("child_count", id)
+
+    def lock_count(self, id):
+        return self._call("lock_count", id)
+
+    def lru_order(self):
+        return self._call("lru_order")
+
+    def match_prefix(self, key):
+        tokens, path = self._call("match_prefix", list(key))
+        return tokens, path
+
+    def insert(self, key, values):
+        node, back = self._call("insert", list(key), list(values))
+        return node, back
+
+    def lock(self, id) -> None:
+        return self._call("lock", id)
+
+    def unlock(self, id) -> None:
+        return self._call("unlock", id)
+
+    def evict(self, n, f) -> int:
+        answer = self._call("evict", n)
+        for value in answer["values"]:
+            f(value)
+        return answer["freed"]
+

@@ -1,0 +1,197 @@
+"""The far side of a run's proxy: the tree under test, in processes of its own.
+
+Imported by fork_worker.py, which forks the tree side of a run and calls ``host``. The host
+never imports the tree. On the control socket from the run's proxy it takes one command
+per line and answers one line:
+
+    start    stop the tree child there is, start a fresh one: "ready", with the proxy's end
+             of a new data socket attached
+    stop     stop the tree child: "stopped"
+    status   how the last tree child ended: "ended CODE" (waits up to a second for it)
+
+The tree child imports ``tl_ds.radix`` from the side's ``tree/`` folder and answers JSON
+requests on its data socket, one per line (values in tree_wire's format):
+
+    {"new": granule}                      -> {"ok": handle}
+    {"tree": h, "call": name, "args": []} -> {"ok": result} or {"raise": class, "args": [...],
+                                             "names": [classes of its MRO]}
+    {"tree": h, "view": name, "args": []} -> the same, for a function of ds07_observe
+    {"root": true}                        -> {"ok": ROOT}
+
+Only the contract's methods can be called, and views only where the side allows them.
+``evict``'s callback collects the values it is given; the answer carries them, in order,
+as ``{"freed": n, "values": [...]}``. The tree's prints go to stderr, capped. When its data
+socket closes (the tests have ended), the child writes the coverage it measured, if
+asked, to ``coverage.json`` in the side's folder and leaves.
+"""
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+from tree_wire import decode, encode
+
+OUTPUT_LIMIT = 64_000  # characters of the tree's prints passed on to stderr
+CALLS = ("granule", "__len__", "is_empty", "node_count", "key", "values", "parent", "children",
+         "child_count", "lock_count", "lru_order", "match_prefix", "insert", "lock", "unlock",
+         "evict")
+SEQUENCES = ("key", "values", "children", "lru_order")
+PAIRS = ("match_prefix", "insert")
+
+
+class Capped:
+    """sys.stdout and sys.stderr of the tree: the first OUTPUT_LIMIT characters, then none."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.left = OUTPUT_LIMIT
+
+    def write(self, text: str) -> int:
+        if self.left > 0:
+            self.stream.write(text[:self.left])
+            self.left -= len(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def host(control: socket.socket, side: dict) -> int:
+    """The tree side's first process: start, stop and report tree children on command."""
+    child = None
+    ended = None
+    reader = control.makefile("rb")
+    for line in reader:
+        command = line.strip()
+        if command in (b"start", b"stop") and child is not None:
+            stop(child)
+            child = None
+        if command == b"start":
+            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            child = os.fork()
+            if child == 0:
+                code = 70
+                try:
+                    reader.close()
+                    control.close()
+                    theirs.close()
+                    code = serve(mine, side)
+                finally:
+                    os._exit(code)
+            mine.close()
+            socket.send_fds(control, [b"ready\n"], [theirs.fileno()])
+            theirs.close()
+        elif command == b"stop":
+            control.sendall(b"stopped\n")
+        elif command == b"status":
+            if child is not None:
+                ended = wait(child, 1.0)
+                child = None if ended is not None else child
+            control.sendall(f"ended {ended}\n".encode())
+    if child is not None and wait(child, 4.0) is None:  # the tests have ended
+        stop(child)
+    return 0
+
+
+def wait(pid: int, seconds: float) -> int | None:
+    deadline = time.monotonic() + seconds
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.005)
+
+
+def stop(pid: int) -> None:
+    for target in (-pid, pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(target, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def serve(channel: socket.socket, side: dict) -> int:
+    """A tree child: answer requests until the data socket closes."""
+    os.setsid()
+    out = channel.makefile("w", encoding="utf-8")
+    requests = channel.makefile("rb")
+    sys.stdout = sys.stderr = Capped(sys.stderr)
+    folder = side["root"]
+    measure = None
+    if side.get("measure"):
+        from coverage_probe import Measure
+
+        measure = Measure(os.path.join(folder, "tree", "tl_ds", "radix.py"))
+    sys.path[:0] = [os.path.join(folder, "tree")]
+    views = None
+    if side.get("views"):
+        sys.path.insert(1, os.path.join(folder, "views"))
+    trees: list = []
+    module = None
+    for line in requests:
+        try:
+            request = json.loads(line)
+            if module is None:
+                import tl_ds.radix as module
+                if side.get("views"):
+                    import ds07_observe as views
+            reply = {"ok": encode(answer(request, trees, module, views))}
+        except BaseException as error:  # every failure is the caller's to judge
+            reply = failure(error)
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+    if measure is not None:
+        with open(os.path.join(folder, "coverage.json"), "w", encoding="utf-8") as report:
+            json.dump(measure.stop(), report)
+    return 0
+
+
+def failure(error: BaseException) -> dict:
+    try:
+        args = encode(list(error.args))
+    except TypeError:
+        args = [str(error)]
+    text = json.dumps(args)
+    if len(text) > 4000:
+        args = [text[:4000]]
+    return {"raise": type(error).__name__, "args": args,
+            "names": [kind.__name__ for kind in type(error).__mro__]}
+
+
+def answer(request: dict, trees: list, module, views):
+    if "new" in request:
+        trees.append(module.RadixTree(decode(request["new"])))
+        return len(trees) - 1
+    if "root" in request:
+        return module.ROOT
+    handle = request["tree"]
+    if type(handle) is not int or not 0 <= handle < len(trees):
+        raise ValueError("no such tree")
+    tree = trees[handle]
+    args = [decode(arg) for arg in request["args"]]
+    if "view" in request:
+        if views is None:
+            raise ValueError("no views here")
+        return views.VIEWS[request["view"]](tree, *args)
+    name = request["call"]
+    if name not in CALLS:
+        raise AttributeError(f"RadixTree has no method {name!r} in the contract")
+    if name == "evict":
+        freed = []
+        count = tree.evict(*args, freed.append)
+        return {"freed": count, "values": freed}
+    if name == "granule":
+        return tree.granule
+    result = getattr(tree, name)(*args)
+    if name in SEQUENCES:
+        return list(result)
+    if name in PAIRS:
+        first, second = result
+        return [first, list(second)]
+    return result

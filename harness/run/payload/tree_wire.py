@@ -1,0 +1,64 @@
+"""The wire format between a tree proxy and its tree: JSON lines of plain data only.
+
+Copied beside both ends of the channel; it imports nothing of the harness. No pickle and
+no eval: what crosses is data, so a request can never run code in the tree's process.
+
+A value is plain data: None, bool, int, float, str, and bytes, tuples, lists and dicts of
+plain data. JSON itself carries None, bool, int, float, str and lists; the others travel
+tagged, as one-key objects: ``{"t": [...]}`` a tuple, ``{"b": "hex"}`` bytes, ``{"d":
+[[key, value], ...]}`` a dict (so keys keep their types). Anything else is refused with a
+TypeError that names the rule.
+"""
+
+DEPTH = 64  # nesting a value may have
+
+RULE = ("a value that crosses to a graded tree must be plain data: None, bool, int, float, "
+        "str, bytes, or tuples, lists and dicts of them")
+
+
+def encode(value, depth: int = 0):
+    """``value`` as JSON-ready data; TypeError when it is not plain data."""
+    if depth > DEPTH:
+        raise TypeError(f"{RULE} (nested at most {DEPTH} deep)")
+    kind = type(value)
+    if value is None or kind in (bool, int, float, str):
+        return value
+    if kind is list:
+        return [encode(item, depth + 1) for item in value]
+    if kind is tuple:
+        return {"t": [encode(item, depth + 1) for item in value]}
+    if kind is bytes:
+        return {"b": value.hex()}
+    if kind is dict:
+        return {"d": [[encode(key, depth + 1), encode(item, depth + 1)]
+                      for key, item in value.items()]}
+    raise TypeError(f"{RULE}; got {kind.__name__}")
+
+
+def decode(value, depth: int = 0):
+    """The plain data ``encode`` made; ValueError on anything else."""
+    if depth > DEPTH:
+        raise ValueError("the value is nested too deep")
+    kind = type(value)
+    if value is None or kind in (bool, int, float, str):
+        return value
+    if kind is list:
+        return [decode(item, depth + 1) for item in value]
+    if kind is dict and len(value) == 1:
+        (tag, inner), = value.items()
+        if tag == "t" and type(inner) is list:
+            return tuple(decode(item, depth + 1) for item in inner)
+        if tag == "b" and type(inner) is str:
+            return bytes.fromhex(inner)
+        if tag == "d" and type(inner) is list and all(
+                type(pair) is list and len(pair) == 2 for pair in inner):
+            return {_key(decode(key, depth + 1)): decode(item, depth + 1) for key, item in inner}
+    raise ValueError("the value is not in the wire format")
+
+
+def _key(key):
+    try:
+        hash(key)
+    except TypeError:
+        raise ValueError("a dict key must be hashable plain data") from None
+    return key

