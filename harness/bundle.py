@@ -25,6 +25,7 @@ from harness.project import ROOT
 
 SHIPPED = ("ol.py", "pyproject.toml", "README.md", "harness", "impl", "model", "mutants",
            "tests/course")
+NOT_SHIPPED = (Path("mutants/audit"),)  # staff's audit of the course suite, never graded
 
 SETUP = """#!/usr/bin/env bash
 # Gradescope image setup for ds.07: the packages that decide grades, at pinned versions.
@@ -83,7 +84,9 @@ def shipped_files() -> list[Path]:
         path = ROOT / name
         candidates = [path] if path.is_file() else sorted(path.rglob("*"))
         files += [candidate.relative_to(ROOT) for candidate in candidates
-                  if candidate.is_file() and "__pycache__" not in candidate.parts]
+                  if candidate.is_file() and "__pycache__" not in candidate.parts
+                  and not any(candidate.relative_to(ROOT).is_relative_to(folder)
+                              for folder in NOT_SHIPPED)]
     return sorted(files)
 
 

@@ -1,7 +1,10 @@
-"""The planted-mutant catalog: ``mutants/catalog.toml`` and one unified diff per mutant.
+"""The mutant catalogs: a ``catalog.toml`` and one unified diff per mutant, in a folder.
 
-The catalog is data, validated when it is read: the 18 ids of the chapter, every field
-of the right type, ``caught_by`` naming course tests, s11 alone required, and every patch
+Two folders hold one: ``mutants/`` the chapter's 18 planted mutants, which grade
+students' tests, and ``mutants/audit/`` plausible bugs beyond them, which measure the
+course suite only (``ol audit``) and are never shown to students. A catalog is data,
+validated when it is read: its ids, every field of the right type, ``caught_by`` naming
+course tests, the required mutants (s11 alone in the chapter's), and every patch
 applying to ``impl/radix.py`` with exact context, no fuzz and no offset. A mutant's
 source is built in memory; nothing is written to disk.
 """
@@ -18,6 +21,7 @@ from harness.project import CATALOG, COURSE_TEST_NAMES, reference_source
 
 IDS = tuple(f"s{n:02d}" for n in range(1, 16)) + tuple(f"m{n:02d}" for n in range(1, 4))
 REQUIRED = ("s11",)
+AUDIT_CATALOG = CATALOG.parent / "audit" / "catalog.toml"
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 REGENERATE = ("to regenerate it, make the mutant's change by hand in impl/radix.py, run "
               "`git diff impl/radix.py > mutants/{id}.patch`, then `git checkout impl/radix.py`")
@@ -33,10 +37,28 @@ class Mutant:
     hint: str
     patch: str          # the unified diff, as text
     source: str         # impl/radix.py with the patch applied
+    group: str = ""     # audit mutants: the chapter's rule group ("stamping", "eviction"...)
+    rule: str = ""      # audit mutants: the chapter's rule the bug breaks
 
 
-def load_catalog(path: Path = CATALOG, reference: str | None = None) -> tuple[Mutant, ...]:
-    """Read and validate the catalog; raise OlError naming the file (and hunk) at fault."""
+@dataclass(frozen=True)
+class Shape:
+    """What a catalog must hold: its ids, the text fields of an entry, its required mutants."""
+
+    texts: tuple[str, ...]
+    ids: tuple[str, ...] = ()       # exactly these ids; empty: any ids matching ``pattern``
+    pattern: str = ""
+    minimum: int = 0                # the fewest mutants when ids are not fixed
+    required: tuple[str, ...] = ()
+
+
+CHAPTER = Shape(texts=("title", "symptom", "hint"), ids=IDS, required=REQUIRED)
+AUDIT = Shape(texts=("group", "title", "symptom", "rule"), pattern=r"a\d\d", minimum=40)
+
+
+def load_catalog(path: Path = CATALOG, reference: str | None = None,
+                 shape: Shape = CHAPTER) -> tuple[Mutant, ...]:
+    """Read and validate a catalog; raise OlError naming the file (and hunk) at fault."""
     reference = reference_source() if reference is None else reference
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -46,16 +68,28 @@ def load_catalog(path: Path = CATALOG, reference: str | None = None) -> tuple[Mu
     if not isinstance(entries, list):
         raise OlError(f"{path}: expected [[mutant]] tables, one per planted mutant")
     ids = [entry.get("id") for entry in entries]
-    if sorted(map(str, ids)) != sorted(IDS):
-        raise OlError(f"{path}: expected the {len(IDS)} mutants {', '.join(IDS)}, "
+    if shape.ids and sorted(map(str, ids)) != sorted(shape.ids):
+        raise OlError(f"{path}: expected the {len(shape.ids)} mutants {', '.join(shape.ids)}, "
                       f"found {len(ids)}: {', '.join(map(str, ids))}")
-    return tuple(read_entry(path, entry, reference) for entry in entries)
+    if not shape.ids:
+        wrong = [str(id) for id in ids
+                 if not isinstance(id, str) or not re.fullmatch(shape.pattern, id)]
+        if wrong or len(set(ids)) != len(ids) or len(ids) < shape.minimum:
+            raise OlError(f"{path}: expected at least {shape.minimum} mutants with distinct "
+                          f"ids matching {shape.pattern}, found {len(ids)}"
+                          + (f" ({', '.join(wrong)} do not match)" if wrong else ""))
+    return tuple(read_entry(path, entry, reference, shape) for entry in entries)
 
 
-def read_entry(path: Path, entry: dict, reference: str) -> Mutant:
+def load_audit_catalog(reference: str | None = None) -> tuple[Mutant, ...]:
+    """The audit catalog, ``mutants/audit/``: plausible bugs beyond the chapter's 18."""
+    return load_catalog(AUDIT_CATALOG, reference, AUDIT)
+
+
+def read_entry(path: Path, entry: dict, reference: str, shape: Shape = CHAPTER) -> Mutant:
     id = entry["id"]
     where = f"{path}, mutant {id}"
-    for name in ("title", "symptom", "hint"):
+    for name in shape.texts:
         if not isinstance(entry.get(name), str) or not entry[name].strip():
             raise OlError(f"{where}: `{name}` must be a non-empty string")
     caught_by = entry.get("caught_by")
@@ -63,8 +97,8 @@ def read_entry(path: Path, entry: dict, reference: str) -> Mutant:
             or any(name not in COURSE_TEST_NAMES for name in caught_by)):
         raise OlError(f"{where}: `caught_by` must list course tests, from: "
                       f"{', '.join(COURSE_TEST_NAMES)}")
-    if entry.get("required") is not (id in REQUIRED):
-        raise OlError(f"{where}: `required` must be {str(id in REQUIRED).lower()}")
+    if entry.get("required", False) is not (id in shape.required):
+        raise OlError(f"{where}: `required` must be {str(id in shape.required).lower()}")
     patch_path = path.parent / f"{id}.patch"
     try:
         patch = patch_path.read_text(encoding="utf-8")
@@ -72,8 +106,9 @@ def read_entry(path: Path, entry: dict, reference: str) -> Mutant:
         raise OlError(f"{patch_path}: cannot read the patch ({error}); "
                       + REGENERATE.format(id=id)) from None
     source = apply_patch(reference, patch, patch_path, id)
-    return Mutant(id, entry["title"], entry["symptom"], tuple(caught_by), entry["required"],
-                  entry["hint"], patch, source)
+    return Mutant(id, entry["title"], entry["symptom"], tuple(caught_by), id in shape.required,
+                  entry.get("hint", ""), patch, source, entry.get("group", ""),
+                  entry.get("rule", ""))
 
 
 def apply_patch(original: str, patch: str, patch_path: Path, id: str) -> str:

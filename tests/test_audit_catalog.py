@@ -1,0 +1,84 @@
+"""The audit catalog (mutants/audit/): plausible bugs beyond the chapter's 18, which measure
+the course suite and are never shown to students."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from harness import audit, bundle, catalog, mutation
+from harness.errors import OlError
+from harness.project import CATALOG, ROOT, reference_source
+
+GROUPS = {"stamping", "relisting", "splits", "eviction", "ids", "errors", "granules", "insert"}
+
+
+def changed_lines(patch: str) -> list[str]:
+    return [line for line in patch.splitlines()
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
+def test_the_audit_catalog_holds_at_least_40_bugs_each_with_its_rule():
+    mutants = catalog.load_audit_catalog()
+    assert len(mutants) >= 40
+    assert all(re.fullmatch(r"a\d\d", mutant.id) for mutant in mutants)
+    assert {mutant.group for mutant in mutants} == GROUPS
+    assert all(mutant.rule and mutant.title and mutant.symptom for mutant in mutants)
+    assert not any(mutant.required for mutant in mutants)
+
+
+def test_no_audit_mutant_repeats_one_of_the_chapters():
+    chapter = {tuple(changed_lines(mutant.patch)) for mutant in catalog.load_catalog()}
+    sources = {mutant.source for mutant in catalog.load_catalog()}
+    for mutant in catalog.load_audit_catalog():
+        assert tuple(changed_lines(mutant.patch)) not in chapter, mutant.id
+        assert mutant.source not in sources and mutant.source != reference_source(), mutant.id
+
+
+def test_every_audit_patch_applies_by_hand_with_git_apply(tmp_path):
+    (tmp_path / "impl").mkdir()
+    shutil.copy(ROOT / "impl" / "radix.py", tmp_path / "impl" / "radix.py")
+    for mutant in catalog.load_audit_catalog():
+        patch = catalog.AUDIT_CATALOG.parent / f"{mutant.id}.patch"
+        assert mutant.patch.startswith("--- a/impl/radix.py\n+++ b/impl/radix.py\n")
+        done = subprocess.run(["git", "apply", "--check", str(patch)], cwd=tmp_path,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, f"{mutant.id}: {done.stderr}"
+
+
+def test_an_audit_catalog_with_a_bad_id_or_too_few_mutants_is_refused(tmp_path):
+    shutil.copytree(catalog.AUDIT_CATALOG.parent, tmp_path / "audit")
+    path = tmp_path / "audit" / "catalog.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('id = "a01"', 'id = "s01"'), encoding="utf-8")
+    with pytest.raises(OlError, match=r"matching a\\d\\d.*s01 do not match"):
+        catalog.load_catalog(path, shape=catalog.AUDIT)
+    path.write_text(text[:text.index("[[mutant]]\nid = \"a02\"")], encoding="utf-8")
+    with pytest.raises(OlError, match="expected at least 40 mutants"):
+        catalog.load_catalog(path, shape=catalog.AUDIT)
+
+
+def test_the_chapter_catalog_still_needs_its_18_and_a_hint_each(tmp_path):
+    shutil.copytree(CATALOG.parent, tmp_path / "mutants", ignore=shutil.ignore_patterns("audit"))
+    path = tmp_path / "mutants" / "catalog.toml"
+    path.write_text(path.read_text(encoding="utf-8").replace("hint = ", "note = ", 1),
+                    encoding="utf-8")
+    with pytest.raises(OlError, match="mutant s01: `hint` must be a non-empty string"):
+        catalog.load_catalog(path)
+
+
+def test_the_audit_catalog_is_not_shipped_to_graders_of_students():
+    shipped = [path.as_posix() for path in bundle.shipped_files()]
+    assert "mutants/catalog.toml" in shipped and "mutants/s11.patch" in shipped
+    assert not [path for path in shipped if path.startswith("mutants/audit")]
+
+
+def test_an_audit_mutant_runs_without_the_self_check():
+    mutant = catalog.load_audit_catalog()[0]
+    assert "def _check" in mutant.source
+    assert audit.public_only(mutant).source.endswith("del RadixTree._check  # ol audit: only "
+                                                     "the public interface judges this tree\n")
+    assert mutation.COURSE_IDS[-1].endswith(audit.MODEL_TEST)
