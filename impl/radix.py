@@ -258,7 +258,8 @@ class RadixTree(Generic[V]):
         freed = 0
         nodes = self._nodes
         run = self._run
-        drain = deque(maxlen=0).extend  # runs an iterator to its end in C, keeping nothing
+        # drain(map(f, values)) runs f over the values from C, keeping none of its results
+        drain = deque(maxlen=0).extend
         while freed < n and self._head != NIL:
             leaf_id = self._head
             leaf = nodes[leaf_id]
