@@ -1,13 +1,26 @@
 """The ds.07 state machine: a radix tree against the naive dict-of-prefixes model.
 
-Rules are named after the tree's API, so a shrunk failure reads as a script to replay.
-Keys come from a bundle, cut and extended with a three-token alphabet, so prefixes recur
-and edges split often; node ids come from the paths ``match_prefix`` returns, so locks,
+Rules are named after the tree's API. Keys come from a bundle, or from the prefixes the
+tree holds now, cut and extended with a three-token alphabet, so prefixes recur and
+edges split often; node ids come from the paths ``match_prefix`` returns (so locks,
 unlocks and accessors reach nodes that later split, get evicted, or have their slot
-reused. After every step the invariant compares every observable of the tree with the
-model: the structure as the prefixes its nodes end, keys, values, lock counts, children,
-``len``, ``node_count`` and the LRU order; and calls the tree's ``_check()`` when it has
+reused) or from the nodes the tree holds now (so locks and unlocks reach live leaves and
+inner nodes often). Each example starts from a short scripted tree (a fan of leaves of
+different ages under one parent, a locked leaf among older and newer ones, a chain split
+twice) and draws its tokens from small ids or from the ends of the 32-bit range. Two
+rules build what the chapter's pitfalls need in one step: a lock held around an
+eviction, and a parent emptied by eviction while every other leaf is locked, after which
+all rejoin the list by stamp. Hypothesis switches some rules off in each example (swarm
+testing), so the others run more often.
+
+After every step the invariant compares every observable of the tree with the model:
+the structure as the prefixes its nodes end, keys, values, lock counts, children,
+``len``, ``node_count`` and the LRU order; then the tree's own ``_check()`` when it has
 one. The tree is judged through its public interface alone.
+
+Every call to the tree is noted, so a failure can be replayed: ``replay()`` writes the
+failing example as a standalone pytest function that makes the same calls through the
+tree's API and ends with the first assertion that differs from the model.
 """
 
 from __future__ import annotations
@@ -27,25 +40,43 @@ from hypothesis.stateful import (
 
 from model import PrefixModel
 
-TOKENS = st.integers(min_value=1, max_value=3)
+TOKENS = st.integers(min_value=0, max_value=2)  # an index into the example's alphabet
 CUTS = st.integers(min_value=0, max_value=4)
 TAILS = st.lists(TOKENS, max_size=6)
+PICKS = st.integers(min_value=0, max_value=255)  # which of the tree's nodes a rule takes
+# the tokens of an example: small ids, or the ends of the 32-bit range and one past 16 bits
+ALPHABETS = ((1, 2, 3), (0, 65_536, 2**32 - 1))
+# scripted starts, in runs of the alphabet: (call, runs) with call insert, match, lock or
+# empty (evict_a_parent_among_locked_leaves on the parent that ends runs)
+SCRIPTS = (
+    (),
+    (("insert", (0, 0, 0)), ("insert", (0, 0, 1)), ("insert", (0, 1)), ("insert", (0, 0, 2)),
+     ("insert", (1,)), ("match", (0, 0, 1))),
+    (("insert", (0, 0, 0)), ("insert", (0, 0, 1)), ("insert", (0, 1)), ("insert", (0, 0, 2)),
+     ("insert", (1,)), ("match", (0, 0, 1)), ("empty", (0, 0))),
+    (("insert", (0, 0, 0)), ("insert", (0, 0, 1)), ("insert", (1,)), ("match", (0, 0)),
+     ("insert", (2,)), ("empty", (0, 0))),
+    (("insert", (0, 1, 2)), ("insert", (0, 1, 0)), ("insert", (1, 1)), ("lock", (0, 1, 2)),
+     ("insert", (0, 2)), ("match", (1, 1)), ("insert", (2,))),
+    (("insert", (0, 1, 2, 0)), ("match", (0, 1, 1)), ("match", (0, 2)),
+     ("insert", (0, 1, 2, 1)), ("lock", (0, 1, 2, 0)), ("insert", (1, 0))),
+    (("insert", (2, 0)), ("insert", (0, 0, 0)), ("insert", (0, 0, 1)), ("match", (0, 0)),
+     ("insert", (1,)), ("insert", (2, 1))),
+)
 DEAD_ID_ACCESSORS = ("key", "values", "parent", "children", "child_count", "lock_count",
                      "lock", "unlock")
+HELPERS = '''\
+    def nodes(id=ROOT):  # every node below id, through children()
+        for child in tree.children(id):
+            yield child
+            yield from nodes(child)
 
+    def prefix(id):  # the tokens from the root to the end of node id, through parent() and key()
+        return [] if id == ROOT else prefix(tree.parent(id)) + list(tree.key(id))
 
-def raises(kind: type[BaseException], call, *args) -> None:
-    """Call ``call(*args)`` and fail unless it raises ``kind``."""
-    try:
-        call(*args)
-    except kind:
-        return
-    except Exception as error:
-        raise AssertionError(
-            f"{getattr(call, '__name__', call)}{args} raised {type(error).__name__}: {error}, "
-            f"expected {kind.__name__}"
-        ) from error
-    raise AssertionError(f"{getattr(call, '__name__', call)}{args} did not raise {kind.__name__}")
+    def node(tokens):  # the node that ends tokens
+        return next(id for id in nodes() if prefix(id) == tokens)
+'''
 
 
 class RadixMachine(RuleBasedStateMachine):
@@ -57,6 +88,7 @@ class RadixMachine(RuleBasedStateMachine):
 
     def __init__(self, tree_class: type, granule: int, root: int, steps: list[int]) -> None:
         super().__init__()
+        self.tree_class = tree_class
         self.granule = granule
         self.root = root
         self.tree = tree_class(granule)
@@ -65,7 +97,13 @@ class RadixMachine(RuleBasedStateMachine):
         self.peak = 0  # the most nodes ever live at once
         self.next_value = 0
         self.steps = steps
-        self.expected: list[tuple[str, int, tuple[int, ...]]] = []  # (call, node, its prefix)
+        self.alphabet = ALPHABETS[0]
+        # (call, node, its prefix, the noted call that returned it, its path's prefixes)
+        self.expected: list[tuple[str, int, tuple[int, ...], int, list | None]] = []
+        self.log: list[list] = []  # the calls made: [source, result, expected error]
+        self.failure: tuple[str, list[str], tuple[int, str] | None] | None = None
+        self.crash: BaseException | None = None
+        self.step_start = 0  # the first noted call of the current step
 
     # ------------------------------------------------------------------ helpers
 
@@ -78,166 +116,440 @@ class RadixMachine(RuleBasedStateMachine):
     def whole_runs(self, key: tuple[int, ...]) -> tuple[int, ...]:
         return key[:len(key) - len(key) % self.granule]
 
-    def expect(self, call: str, ids: list[int], prefixes: list[tuple[int, ...]]) -> None:
-        """Note that nodes ``ids`` must end ``prefixes``: the invariant, which reads the
-        whole tree after the step anyway, checks it."""
-        assert len(ids) == len(prefixes), (
-            f"{call}s {ids}: {len(ids)} nodes, expected {len(prefixes)}")
-        self.expected.extend((call, id, prefix) for id, prefix in zip(ids, prefixes, strict=True))
+    def tokens(self, indices) -> tuple[int, ...]:
+        return tuple(self.alphabet[i] for i in indices)
+
+    def live(self, pick: int, leaves: bool = False) -> tuple[int, tuple[int, ...]] | None:
+        """The ``pick``-th of the tree's nodes now (of its leaves), as (id, prefix)."""
+        found = sorted((prefix, id) for id, prefix in self.where.items() if id != self.root
+                       and (not leaves or self.model.is_leaf(prefix)))
+        if not found:
+            return None
+        prefix, id = found[pick % len(found)]
+        return id, prefix
+
+    def name(self, id: int) -> str:
+        """How the replay names node ``id``: ROOT, the node that ends a prefix, or the id."""
+        if id == self.root:
+            return "ROOT"
+        if id in self.where:
+            return f"node({list(self.where[id])})"
+        return repr(id)
 
     def step(self) -> None:
         self.steps[0] += 1
+        self.step_start = len(self.log)
+
+    def call(self, source: str, method, *args):
+        """``method(*args)``, noted for the replay as ``source``."""
+        self.log.append([source, None, None])
+        try:
+            result = method(*args)
+        except Exception as error:
+            self.crash = error
+            raise
+        self.log[-1][1] = result
+        self.peak = max(self.peak, self.model.node_count())  # the model went first
+        return result
+
+    def raises(self, kind: type[BaseException], source: str, method, *args) -> None:
+        """Call the tree and fail unless it raises ``kind``; noted as a pytest.raises block."""
+        self.log.append([source, None, kind.__name__])
+        try:
+            method(*args)
+        except kind:
+            return
+        except Exception as error:
+            self.fail(f"{source.removeprefix('tree.')} raised {type(error).__name__}: {error}, "
+                      f"expected {kind.__name__}")
+        self.fail(f"{source.removeprefix('tree.')} did not raise {kind.__name__}")
+
+    def fail(self, message: str, asserts: tuple[str, ...] = (),
+             capture: tuple[int, str] | None = None) -> None:
+        """Fail the step with ``message``; the replay ends with ``asserts``, after the noted
+        call ``capture[0]`` assigned to ``capture[1]`` when given."""
+        said = [f"{line}, {message!r}" if line.startswith("assert ") else line
+                for line in asserts]
+        self.failure = (message, said, capture)
+        raise AssertionError(message)
 
     # ------------------------------------------------------------------ rules
 
-    @initialize(target=keys)
-    def empty_key(self) -> tuple[int, ...]:
-        return ()
+    @initialize(target=keys, alphabet=st.sampled_from(ALPHABETS),
+                script=st.sampled_from(SCRIPTS))
+    def start(self, alphabet, script):
+        """The example's alphabet; a scripted start; RadixTree(0) refused."""
+        self.alphabet = alphabet
+        self.step_start = len(self.log)
+        self.raises(ValueError, "RadixTree(0)", self.tree_class, 0)
+        self.log.pop()  # it raised as it should: the tree under test is untouched
+        keys = [()]
+        for call, runs in script:
+            key = tuple(alphabet[run] for run in runs for _ in range(self.granule))
+            if call == "insert":
+                keys.append(self.insert_key(key))
+            elif call == "match":
+                self.match_key(key)
+            elif call == "empty":  # the nodes so far must be right before some go
+                self.model_node(key)
+                self.check_expected(self.where)
+                self.empty(key, 0)
+            else:
+                id = self.model_node(key)
+                self.model.lock(key)
+                self.call(f"tree.lock({self.name(id)})", self.tree.lock, id)
+        return multiple(*keys)
+
+    def model_node(self, key: tuple[int, ...]) -> int:
+        """The tree's id of the node that ends ``key``, as the last observation saw it."""
+        self.where = {node["id"]: tuple(node["prefix"])
+                      for node in view(self.tree, "observe", self.root)["nodes"]}
+        return next(id for id, prefix in self.where.items() if prefix == key)
 
     @initialize(target=nodes)
     def the_root(self) -> int:
         return self.root
 
+    def insert_key(self, key: tuple[int, ...]) -> tuple[int, ...]:
+        values = self.fresh_values(len(key) // self.granule)
+        want_end, want_back = self.model.insert(key, values)
+        source = f"tree.insert({list(key)}, {values})"
+        node, handed_back = self.call(source, self.tree.insert, list(key), list(values))
+        at = len(self.log) - 1
+        self.expected.append((f"insert({list(key)}) returned node", node, want_end, at, None))
+        if list(handed_back) != want_back:
+            self.fail(f"insert({list(key)}) handed back {list(handed_back)}, expected "
+                      f"{want_back}", (f"assert back == {want_back}",),
+                      (at, "end, back"))
+        return key
+
+    def match_key(self, key: tuple[int, ...]) -> list[int]:
+        want_tokens, want_path = self.model.match_prefix(key)
+        source = f"tree.match_prefix({list(key)})"
+        tokens, path = self.call(source, self.tree.match_prefix, list(key))
+        at = len(self.log) - 1
+        if type(tokens) is not int or tokens != want_tokens:
+            self.fail(f"match_prefix({list(key)}) matched {tokens!r} tokens, expected "
+                      f"{want_tokens}{'' if type(tokens) is int else ' as an int'}",
+                      (f"assert type(tokens) is int and tokens == {want_tokens}",),
+                      (at, "tokens, path"))
+        wanted = [list(prefix) for prefix in want_path]
+        path = list(path)
+        if len(path) != len(want_path):
+            self.fail(f"match_prefix({list(key)}) returned a path of {len(path)} nodes, "
+                      f"expected {len(want_path)}: {wanted}",
+                      (f"assert [prefix(id) for id in path] == {wanted}",),
+                      capture=(at, "tokens, path"))
+        call = f"match_prefix({list(key)}) returned a path with node"
+        self.expected.extend((call, id, prefix, at, wanted)
+                             for id, prefix in zip(path, want_path, strict=True))
+        return path
+
     @rule(target=keys, base=keys, cut=CUTS, tail=TAILS)
     def insert(self, base, cut, tail):
         self.step()
-        key = self.whole_runs(base[:cut * self.granule] + tuple(tail))
-        values = self.fresh_values(len(key) // self.granule)
-        want_end, want_back = self.model.insert(key, values)
-        node, handed_back = self.tree.insert(list(key), list(values))
-        self.expect(f"insert({list(key)}) returned node", [node], [want_end])
-        assert list(handed_back) == want_back, (
-            f"insert({list(key)}) handed back {list(handed_back)}, expected {want_back}")
-        return key
+        return self.insert_key(self.whole_runs(base[:cut * self.granule] + self.tokens(tail)))
+
+    @rule(target=keys, pick=PICKS, cut=st.none() | CUTS, tail=TAILS)
+    def insert_below(self, pick, cut, tail):
+        """Insert next to a prefix the tree holds now: whole, or cut inside its last edge."""
+        self.step()
+        found = self.live(pick)
+        base = found[1] if found else ()
+        if cut is not None:
+            base = base[:len(base) - cut * self.granule]
+        return self.insert_key(self.whole_runs(base + self.tokens(tail)))
 
     @rule(target=nodes, base=keys, cut=CUTS, tail=TAILS)
     def match_prefix(self, base, cut, tail):
         self.step()
-        key = base[:cut * self.granule] + tuple(tail)
-        want_tokens, want_path = self.model.match_prefix(key)
-        tokens, path = self.tree.match_prefix(list(key))
-        assert type(tokens) is int, (
-            f"match_prefix({list(key)}) matched {tokens!r} tokens: the count must be an int")
-        assert tokens == want_tokens, (
-            f"match_prefix({list(key)}) matched {tokens} tokens, expected {want_tokens}")
-        self.expect(f"match_prefix({list(key)}) returned a path with node", list(path),
-                    want_path)
-        return multiple(*path)
+        return multiple(*self.match_key(base[:cut * self.granule] + self.tokens(tail)))
+
+    @rule(target=nodes, pick=PICKS, cut=st.none() | CUTS, tail=TAILS)
+    def match_below(self, pick, cut, tail):
+        """Match a prefix the tree holds now: whole, cut inside its edges, or extended."""
+        self.step()
+        found = self.live(pick)
+        base = found[1] if found else ()
+        if cut is not None:
+            base = base[:len(base) - cut * self.granule]
+        return multiple(*self.match_key(base + self.tokens(tail)))
 
     @rule(target=locked, node=nodes)
     def lock(self, node):
         self.step()
         prefix = self.where.get(node)
         if prefix is None:
-            raises(KeyError, self.tree.lock, node)
+            self.raises(KeyError, f"tree.lock({node})", self.tree.lock, node)
             return multiple()
         self.model.lock(prefix)
-        self.tree.lock(node)
+        self.call(f"tree.lock({self.name(node)})", self.tree.lock, node)
         return multiple() if node == self.root else node
+
+    @rule(target=locked, pick=PICKS, leaf=st.booleans())
+    def lock_a_node(self, pick, leaf):
+        """Lock one of the tree's nodes now, a leaf or any."""
+        self.step()
+        found = self.live(pick, leaves=leaf)
+        if found is None:
+            return multiple()
+        node, prefix = found
+        self.model.lock(prefix)
+        self.call(f"tree.lock({self.name(node)})", self.tree.lock, node)
+        return node
 
     @rule(node=consumes(locked))
     def unlock(self, node):
         self.step()
         self.model.unlock(self.where[node])
-        self.tree.unlock(node)
+        self.call(f"tree.unlock({self.name(node)})", self.tree.unlock, node)
 
     @rule(node=nodes)
     def unlock_without_a_lock(self, node):
         self.step()
         prefix = self.where.get(node)
         if prefix is None:
-            raises(KeyError, self.tree.unlock, node)
+            self.raises(KeyError, f"tree.unlock({node})", self.tree.unlock, node)
         elif node == self.root:
-            self.tree.unlock(node)
+            self.call("tree.unlock(ROOT)", self.tree.unlock, node)
         elif self.model.lock_count(prefix) == 0:
-            raises(RuntimeError, self.tree.unlock, node)
+            self.raises(RuntimeError, f"tree.unlock({self.name(node)})", self.tree.unlock,
+                        node)
 
     @rule(n=st.integers(min_value=-1, max_value=8))
     def evict(self, n):
         self.step()
+        self.evict_n(n)
+
+    @rule(pick=PICKS, n=st.integers(min_value=1, max_value=8))
+    def evict_around_a_lock(self, pick, n):
+        """Lock a leaf, evict, unlock it: it rejoins among older and newer leaves, next to
+        parents the eviction emptied."""
+        self.step()
+        found = self.live(pick, leaves=True)
+        if found is None:
+            return
+        node, prefix = found
+        self.model.lock(prefix)
+        self.call(f"tree.lock({self.name(node)})", self.tree.lock, node)
+        self.evict_n(n)
+        self.model.unlock(prefix)
+        self.call(f"tree.unlock({self.name(node)})", self.tree.unlock, node)
+
+    @rule(pick=PICKS)
+    def evict_a_parent_among_locked_leaves(self, pick):
+        """Empty one parent of unlocked leaves while every other listed leaf is locked, then
+        unlock those: the parent rejoins the list by its own stamp among older and newer
+        leaves, each of which rejoins by its stamp in turn."""
+        self.step()
+        model = self.model
+        listed = model.lru_order()
+        parents = sorted({model.parent(leaf) for leaf in listed} - {()})
+        parents = [parent for parent in parents
+                   if all(child in listed for child in model.children(parent))]
+        if parents:
+            self.empty(parents[pick % len(parents)], pick)
+
+    def empty(self, parent: tuple[int, ...], turn: int) -> None:
+        """Lock every listed leaf outside ``parent``, evict its leaves one at a time, and
+        unlock the others, starting at the ``turn``-th."""
+        model = self.model
+        ids = {prefix: id for id, prefix in self.where.items()}
+        held = [leaf for leaf in model.lru_order() if model.parent(leaf) != parent]
+        for leaf in held:
+            model.lock(leaf)
+            self.call(f"tree.lock({self.name(ids[leaf])})", self.tree.lock, ids[leaf])
+        for _ in model.children(parent):
+            self.evict_n(1)
+        turn %= len(held) or 1
+        for leaf in held[turn:] + held[:turn]:
+            model.unlock(leaf)
+            self.call(f"tree.unlock({self.name(ids[leaf])})", self.tree.unlock, ids[leaf])
+
+    def evict_n(self, n: int) -> None:
         want = []
         want_freed = self.model.evict(n, want.append)
         got = []
-        freed = self.tree.evict(n, got.append)
-        assert got == want, f"evict({n}) freed the values {got}, expected {want}"
-        assert type(freed) is int and freed == want_freed, (
-            f"evict({n}) returned {freed!r}, expected {want_freed}")
+        freed = self.call(f"tree.evict({n}, gone.append)", self.tree.evict, n, got.append)
+        at = len(self.log) - 1
+        if got != want:
+            self.fail(f"evict({n}) freed the values {got}, expected {want}",
+                      (f"assert gone == {want}",), (at, "gone = []\n    freed"))
+        if type(freed) is not int or freed != want_freed:
+            self.fail(f"evict({n}) returned {freed!r}, expected {want_freed}",
+                      (f"assert type(freed) is int and freed == {want_freed}",),
+                      (at, "gone = []\n    freed"))
 
     @rule(base=keys, cut=CUTS, tail=TAILS, off=st.sampled_from([-1, 1, 2]))
     def insert_with_a_wrong_value_count(self, base, cut, tail, off):
         self.step()
-        key = self.whole_runs(base[:cut * self.granule] + tuple(tail))
+        key = self.whole_runs(base[:cut * self.granule] + self.tokens(tail))
         count = len(key) // self.granule + off
         values = self.fresh_values(count if count >= 0 else 1)
-        raises(ValueError, self.tree.insert, list(key), values)
+        self.raises(ValueError, f"tree.insert({list(key)}, {values})", self.tree.insert,
+                    list(key), values)
 
     @precondition(lambda self: self.granule > 1)
     @rule(base=keys, cut=CUTS, tail=st.lists(TOKENS, min_size=1, max_size=6))
     def insert_a_key_of_partial_runs(self, base, cut, tail):
         self.step()
-        key = base[:cut * self.granule] + tuple(tail)
+        key = base[:cut * self.granule] + self.tokens(tail)
         if len(key) % self.granule == 0:
-            key = (*key, 1)
+            key = (*key, self.alphabet[0])
         for count in (len(key) // self.granule, len(key) // self.granule + 1):
-            raises(ValueError, self.tree.insert, list(key), self.fresh_values(count))
+            values = self.fresh_values(count)
+            self.raises(ValueError, f"tree.insert({list(key)}, {values})", self.tree.insert,
+                        list(key), values)
 
-    @rule(node=nodes)
-    def accessors_on_a_dead_id(self, node):
+    @rule(node=nodes, negative=st.booleans())
+    def accessors_on_a_dead_id(self, node, negative):
         self.step()
-        if node in self.where:
+        if negative:
+            node = -1
+        elif node in self.where:
             node = max(self.where) + 1
         outcomes = view(self.tree, "raised", node, list(DEAD_ID_ACCESSORS))
         for name, raised in zip(DEAD_ID_ACCESSORS, outcomes, strict=True):
-            assert raised is not None, f"{name}({node}) on a dead id did not raise KeyError"
-            assert "KeyError" in raised, (
-                f"{name}({node}) on a dead id raised {raised[0]}, expected KeyError")
+            self.log.append([f"tree.{name}({node})", None, "KeyError"])
+            if raised is None:
+                self.fail(f"{name}({node}) on a dead id did not raise KeyError")
+            if "KeyError" not in raised:
+                self.fail(f"{name}({node}) on a dead id raised {raised[0]}, expected KeyError")
 
     # ------------------------------------------------------------------ the comparison
+
+    def check_expected(self, where: dict[int, tuple[int, ...]]) -> None:
+        """The nodes the step's calls returned end the prefixes the model says."""
+        for call, id, prefix, at, path in self.expected:
+            if where.get(id) != prefix:
+                self.fail(f"{call} {id}, which " + (
+                    f"ends {list(where[id])}, expected {list(prefix)}" if id in where else
+                    "is not a node of the tree"),
+                    (f"assert prefix(end) == {list(prefix)}",) if path is None else
+                    (f"assert [prefix(id) for id in path] == {path}",),
+                    (at, "end, back" if path is None else "tokens, path"))
+        self.expected = []
 
     @invariant()
     def agrees_with_the_model(self):
         model = self.model
-        seen = view(self.tree, "observe", self.root)
+        try:
+            seen = view(self.tree, "observe", self.root)
+        except Exception as error:
+            self.fail(f"reading the tree raised {type(error).__name__}: {error}", (
+                "for id in [ROOT, *nodes()]:",
+                "    tree.key(id), tree.values(id), tree.parent(id), tree.lock_count(id)",
+                "    tree.children(id), tree.child_count(id)",
+                "tree.lru_order(), len(tree), tree.is_empty(), tree.node_count()"))
+        if seen["broken"]:
+            self.fail(seen["broken"], (
+                "seen = [ROOT, *nodes()]",
+                "assert len(seen) == len(set(seen))",
+                "assert all(tree.parent(child) == id for id in seen "
+                "for child in tree.children(id))"))
         where = {node["id"]: tuple(node["prefix"]) for node in seen["nodes"]}
-        for call, id, prefix in self.expected:
-            assert id in where, f"{call} {id}, which is not a node of the tree"
-            assert where[id] == prefix, (
-                f"{call} {id}, which ends {list(where[id])}, expected {list(prefix)}")
-        self.expected = []
+        self.check_expected(where)
         ends = {prefix for id, prefix in where.items() if id != self.root}
-        assert ends == model.ends, (
-            f"the tree's nodes end {sorted(ends)}, the model's {sorted(model.ends)}")
+        if ends != model.ends:
+            self.fail(f"the tree's nodes end {sorted(ends)}, the model's {sorted(model.ends)}",
+                      ("assert sorted(prefix(id) for id in nodes()) == "
+                       f"{sorted(list(prefix) for prefix in model.ends)}",))
         self.peak = max(self.peak, model.node_count())
         for node in seen["nodes"]:
             id, prefix = node["id"], where[node["id"]]
-            assert 0 <= id <= self.peak, (
-                f"node {id} is live, but at most {self.peak} nodes were ever live at once: "
-                "freed slots are not reused")
-            before = self.where.get(id)
-            assert before is None or before == prefix, (
-                f"node {id} ended {list(before)} and now ends {list(prefix)}")
-            assert node["values"] == model.values(prefix), (
-                f"node {id} ({list(prefix)}) holds {node['values']}, "
-                f"expected {model.values(prefix)}")
-            assert node["lock_count"] == model.lock_count(prefix), (
-                f"node {id} ({list(prefix)}) has lock count {node['lock_count']}, "
-                f"expected {model.lock_count(prefix)}")
+            here = "ROOT" if id == self.root else f"node({list(prefix)})"
+            if not 0 <= id <= self.peak:
+                self.fail(f"node {id} is live, but at most {self.peak} nodes were ever live "
+                          "at once: freed slots are not reused",
+                          (f"assert max(nodes()) <= {self.peak}",))
+            want = model.values(prefix)
+            if node["values"] != want:
+                self.fail(f"node {id} ({list(prefix)}) holds {node['values']}, expected {want}",
+                          (f"assert list(tree.values({here})) == {want}",))
+            want = model.lock_count(prefix)
+            if node["lock_count"] != want:
+                self.fail(f"node {id} ({list(prefix)}) has lock count {node['lock_count']}, "
+                          f"expected {want}", (f"assert tree.lock_count({here}) == {want}",))
             children = node["children"]
-            assert children == sorted(children), f"children({id}) is not in id order"
-            assert node["child_count"] == len(children), f"child_count({id}) != len(children)"
+            if children != sorted(children):
+                self.fail(f"children({id}) is not in id order",
+                          (f"assert tree.children({here}) == sorted(tree.children({here}))",))
+            if node["child_count"] != len(children):
+                self.fail(f"child_count({id}) != len(children)",
+                          (f"assert tree.child_count({here}) == len(tree.children({here}))",))
+            before = self.where.get(id)
+            if before is not None and before != prefix:
+                self.fail(f"node {id} ended {list(before)} and now ends {list(prefix)}",
+                          (f"assert prefix(held) == {list(before)}",),
+                          (-1, f"held = node({list(before)})"))
         lru = seen["lru"]
-        for id in lru:
-            assert id in where, f"lru_order lists node {id}, which is not in the tree"
-        assert [where[id] for id in lru] == model.lru_order(), (
-            f"lru_order ends {[list(where[id]) for id in lru]}, "
-            f"expected {[list(p) for p in model.lru_order()]}")
-        assert seen["len"] == len(model), f"len is {seen['len']}, expected {len(model)}"
-        assert seen["is_empty"] == (len(model) == 0), "is_empty disagrees with len"
-        assert seen["node_count"] == model.node_count(), (
-            f"node_count is {seen['node_count']}, expected {model.node_count()}")
-        assert seen["granule"] == self.granule, f"granule is {seen['granule']}"
-        assert seen["root_parent"] is None, "the root has a parent"
-        assert seen["root_key"] == [], f"key(ROOT) is {seen['root_key']}, expected []"
+        want = [list(prefix) for prefix in model.lru_order()]
+        if [list(where[id]) if id in where else id for id in lru] != want:
+            self.fail(f"lru_order ends {[list(where[id]) if id in where else id for id in lru]}"
+                      f", expected {want}" + ("" if all(id in where for id in lru) else
+                                              " (a number: an id that is not in the tree)"),
+                      (f"assert [prefix(id) for id in tree.lru_order()] == {want}",))
+        totals = (("len", len(model), "len(tree) == {}"),
+                  ("is_empty", len(model) == 0, "tree.is_empty() is {}"),
+                  ("node_count", model.node_count(), "tree.node_count() == {}"),
+                  ("granule", self.granule, "tree.granule == {}"),
+                  ("root_parent", None, "tree.parent(ROOT) is {}"),
+                  ("root_key", [], "list(tree.key(ROOT)) == {}"))
+        for name, want, holds in totals:
+            if seen[name] != want:
+                self.fail(f"{name.replace('root_', '')}{'(ROOT)' if 'root' in name else ''} "
+                          f"is {seen[name]!r}, expected {want!r}",
+                          (f"assert {holds.format(want)}",))
         root = next(node for node in seen["nodes"] if node["id"] == self.root)
-        assert root["lock_count"] == 0, "the root has a lock count"
+        if root["lock_count"] != 0:
+            self.fail("the root has a lock count", ("assert tree.lock_count(ROOT) == 0",))
+        if seen["self_check"] is not None:
+            self.fail(f"the tree's own _check() failed: {seen['self_check']}",
+                      ("tree._check()  # your tree's own self-check",))
         self.where = where
+
+    # ------------------------------------------------------------------ the replay
+
+    def failure_message(self) -> str:
+        if self.failure is not None:
+            return self.failure[0]
+        return f"{type(self.crash).__name__}: {self.crash}"
+
+    def replay(self) -> str | None:
+        """The failing example as a standalone pytest function, or None if this machine
+        did not fail."""
+        if self.failure is None and self.crash is None:
+            return None
+        asserts, capture = self.failure[1:] if self.failure else ([], None)
+        body = [f"    tree = RadixTree({self.granule})", "    gone = []  # what evict frees"]
+        at, target = capture if capture else (None, "")
+        hold = None
+        if at == -1:  # before the last step's calls
+            hold, at, target = target, None, ""
+        if hold is not None and self.step_start >= len(self.log):
+            body.append(f"    {hold}")
+        for index, (source, result, error_kind) in enumerate(self.log):
+            if hold is not None and index == self.step_start:
+                body.append(f"    {hold}")
+            dead = error_kind == "KeyError" and source.rstrip(")").split("(")[-1] != "-1"
+            indent = "    "
+            if dead:
+                id = source.rstrip(")").split("(")[-1]
+                body.append(f"    if {id} not in [ROOT, *nodes()]:  # {id} is no node now")
+                indent = "        "
+            if error_kind:
+                body.append(f"{indent}with pytest.raises({error_kind}):")
+                body.append(f"{indent}    {source}")
+            elif index == at:
+                body.append(f"{indent}{target} = {source}")
+            elif index == len(self.log) - 1 and self.failure is None:
+                body.append(f"{indent}{source}  # raises {type(self.crash).__name__}")
+            else:
+                body.append(f"{indent}{source}  # -> {result!r}")
+        body.extend(f"    {line}" for line in asserts)
+        text = "\n".join(body)
+        uses = "    import pytest\n" if "pytest." in text else ""
+        return (f"def test_replay_of_the_model_test():\n"
+                f"    \"\"\"The course's model test, shrunk, at granule {self.granule}.\"\"\"\n"
+                f"{uses}    from tl_ds.radix import ROOT, RadixTree\n\n"
+                f"{HELPERS}\n{text}\n")

@@ -11,7 +11,7 @@ import os
 
 import pytest
 from ds07_machine import RadixMachine
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 from tl_ds.radix import ROOT, RadixTree
 
@@ -27,6 +27,9 @@ PROFILES = {
     "long": {"max_examples": 600, "stateful_step_count": 80},
 }
 MIN_STEPS = 2_500
+# every example runs at least this many steps, so each one builds a tree worth probing
+# (Hypothesis otherwise ends many examples after a few steps)
+MIN_EXAMPLE_STEPS = 20
 
 
 def profile(name: str) -> settings:
@@ -240,13 +243,31 @@ def test_freed_slots_are_reused():
 def test_model_based_against_a_naive_map():
     """Seeded inserts, matches, locks, unlocks and evictions against the dict-of-prefixes model.
 
-    Every observable is compared after every step, at granules 1 and 2 (all mutants).
+    Every observable is compared after every step, at granules 1 and 2 (all mutants). A
+    failure is shown as a standalone test of the tree's API to paste and run.
     """
     chosen = profile(os.environ.get("OL_HYPOTHESIS_PROFILE", "course"))
     for granule in (1, 2):
         steps = [0]
-        run_state_machine_as_test(
-            lambda granule=granule, steps=steps: RadixMachine(RadixTree, granule, ROOT, steps),
-            settings=chosen,
-        )
-        assert steps[0] >= MIN_STEPS, f"only {steps[0]} steps ran at granule {granule}"
+        machines: list[RadixMachine] = []  # the last one made: on a failure, the shrunk run
+
+        def machine(granule=granule, steps=steps, machines=machines) -> RadixMachine:
+            machines[:] = [RadixMachine(RadixTree, granule, ROOT, steps)]
+            return machines[0]
+
+        seeded = os.environ.get("OL_HYPOTHESIS_SEED")  # ol audit --seeds: one of many seeds
+        if seeded:
+            machine = seed(int(seeded))(machine)
+        try:
+            run_state_machine_as_test(machine, settings=chosen, _min_steps=MIN_EXAMPLE_STEPS)
+        except Exception:
+            replay = machines[-1].replay() if machines else None
+            if replay is None:
+                raise
+            raise AssertionError(
+                f"the model test fails at granule {granule}: {machines[-1].failure_message()}"
+                "\n\nThis test makes the same calls and fails on your tree for the same "
+                "reason; paste it into tests/test_ds07_radix.py to debug it:\n\n"
+                f"{replay}") from None
+        # the fixed profile's floor; a seeded run only measures which mutants it kills
+        assert seeded or steps[0] >= MIN_STEPS, f"only {steps[0]} steps ran at granule {granule}"
