@@ -21,7 +21,9 @@ from harness import workspace as workspace_module
 from harness.course import REQUIRED_TESTS, THRESHOLD_PERCENT, load_course_tests, needed
 from harness.errors import OlError
 from harness.project import COURSE_TEST_NAMES, EQUIVALENTS, MODULES, reference_source
+from harness.project import ROOT as PROJECT
 from harness.render import short, table
+from harness.run import sandbox
 
 
 class ExitCode(enum.IntEnum):
@@ -55,7 +57,7 @@ def build_parser() -> Parser:
 
     command("start", "create a workspace: the stub tl_ds/radix.py and a test file to fill")
     command("tests", "the 11 course tests and what your own tests must do", workspace=False)
-    command("tdd", "run your tests: red against the stub, green against your tree")
+    tdd = command("tdd", "run your tests: red against the stub, green against your tree")
     check = command("check", "grade: the course tests on your tree, your tests on the mutants")
     check.add_argument("--jobs", type=int, default=None, metavar="N",
                        help="runs at once (default: one per core)")
@@ -65,7 +67,9 @@ def build_parser() -> Parser:
                             "empty folder")
     check.add_argument("--missed", action="store_true",
                        help="list the lines and branches of your radix.py your tests never run")
-    command("diff", "your tree against the reference, once the course tests pass")
+    check.add_argument("--require-sandbox", action="store_true",
+                       help="staff: refuse to grade (exit 2) where no sandbox can start")
+    diff = command("diff", "your tree against the reference, once the course tests pass")
     grade = command("grade", "staff: grade many workspaces, a report folder each and a "
                     "summary", workspace=False)
     grade.add_argument("submissions", nargs="+", type=Path, metavar="DIR",
@@ -92,8 +96,14 @@ def build_parser() -> Parser:
         sub.add_argument("--audience", choices=reports_module.AUDIENCES, default="student",
                          help="what reports show: student (default): statuses, killing tests "
                               "and hints; staff: also the reference source and the diffs")
-        sub.add_argument("--allow-flagged", action="store_true",
-                         help="staff: grade a test file even when the static scan flags it")
+        sub.add_argument("--refuse-flagged", action="store_true",
+                         help="staff: refuse to grade a test file the static scan flags (the "
+                              "scan is a lint; the sandbox is what contains the tests)")
+    for sub in (tdd, check, diff, mutants, grade):
+        sub.add_argument("--sandbox", choices=sandbox.MODES, default=None,
+                         help="how runs of submission code are confined: auto (default: the "
+                              "strongest that starts here), bwrap, uid (as root, a separate "
+                              "user) or none")
     for sub in (check, mutants, grade):
         sub.add_argument("--isolation", choices=("fast", "strict"), default=None,
                          help="fast: fork each run from a warm worker (the default where "
@@ -259,17 +269,42 @@ def cmd_tdd(args: argparse.Namespace) -> int:
     return ExitCode.NOT_PASSED
 
 
+def require_sandbox(command: str) -> None:
+    """OlError where no sandbox confines submission code, or the sandbox user could read ol."""
+    used = engine.active_sandbox()
+    if not used.confined:
+        raise OlError(f"{command} grades only in a sandbox, and none can start here "
+                      f"({used.reason}). Install bubblewrap (`apt-get install bubblewrap`, "
+                      "or `pip install -e .` for the bundled bwrap) on a system that allows "
+                      "user namespaces, or run ol as root so submissions run as another user")
+    if used.mode == "uid" and PROJECT.stat().st_mode & 0o005:
+        raise OlError(f"the uid sandbox runs submissions as uid {sandbox.SANDBOX_UID}, which "
+                      f"could read the reference in {PROJECT}: run `chmod 700 {PROJECT}` "
+                      "first")
+
+
+def unsandboxed_note() -> None:
+    used = engine.active_sandbox()
+    if not used.confined:
+        print(f"note: ran unsandboxed ({used.reason}); fine for your own work, but staff "
+              "grade in a sandbox")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     workspace = open_workspace(args)
     workspace.require(radix=True, tests=True)
+    if args.require_sandbox:
+        require_sandbox("ol check --require-sandbox")
     reports = reports_module.ReportFolder(args.report, args.audience) if args.report else None
     progress = Progress()
     try:
         result, text = reports_module.check_and_report(workspace, reports, progress, args.jobs,
-                                                       args.allow_flagged, args.missed)
+                                                       args.refuse_flagged, args.missed,
+                                                       args.audience)
     finally:
         progress.close()
     sys.stdout.write(text)
+    unsandboxed_note()
     if reports is not None:
         print(f"\nreports: {', '.join(reports.written)} in {reports.folder}")
     return ExitCode.PASSED if result.passed else ExitCode.NOT_PASSED
@@ -304,11 +339,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
         raise OlError(f"not a folder: {', '.join(missing)}. Pass ol grade the workspaces to "
                       "grade, e.g. `ol grade ds.07 submissions/*`")
     jobs = args.jobs or max(1, mutation.cores() // 2)
+    require_sandbox("ol grade")
     progress = Progress()
     started = time.monotonic()
     try:
         rows = batch.grade_all(args.submissions, args.out, jobs, args.audience,
-                               args.allow_flagged, progress)
+                               args.refuse_flagged, progress)
     finally:
         progress.close()
     table([(row.submission, row.verdict, row.course_tests_passed, row.kill_rate, row.s11,
@@ -352,6 +388,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return ExitCode.BAD_INPUT
         if getattr(args, "isolation", None):
             engine.set_isolation(args.isolation)
+        if getattr(args, "sandbox", None):
+            engine.set_sandbox(args.sandbox)
         if getattr(args, "jobs", None) is not None and args.jobs < 1:
             raise OlError(f"--jobs must be at least 1, not {args.jobs}")
         return COMMANDS[args.command](args)

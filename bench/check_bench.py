@@ -14,6 +14,12 @@ this process, output discarded. It prints the median wall time of each path, the
 and the floor: the sum of the tests' own run times, as pytest measured them inside the
 runs, divided by the cores; and our ratio to that floor. Only ratios are meant to be
 compared; absolute seconds depend on the machine.
+
+``--against REV`` instead compares this checkout with an older commit: REV is checked out
+in a temporary git worktree, and ``ol check ds.07`` on the passing example runs as a
+fresh ``python ol.py`` process of each, interleaved round by round. ``--proxy-calls N``
+measures what one call to a tree costs through the proxy of a sandboxed run, against the
+same calls on the tree in the test's own process.
 """
 
 from __future__ import annotations
@@ -23,7 +29,9 @@ import contextlib
 import io
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -82,12 +90,97 @@ def measure(name: str, argv: list[str], rounds: int) -> None:
           f"fast is {fast / floor:4.2f}x the floor")
 
 
+def against(revision: str, workspace: str, rounds: int) -> None:
+    """``ol check`` of this checkout against ``revision``'s, each a fresh process, interleaved."""
+    with tempfile.TemporaryDirectory(prefix="ol-bench-") as folder:
+        old = Path(folder) / "old"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old),
+                        revision], check=True, capture_output=True)
+        try:
+            walls: dict[str, list[float]] = {"old": [], "new": []}
+            codes: dict[str, set[int]] = {"old": set(), "new": set()}
+            for _ in range(rounds + 1):  # the first round warms the disk cache: not counted
+                for label, checkout in (("old", old), ("new", ROOT)):
+                    started = time.perf_counter()
+                    done = subprocess.run(
+                        [sys.executable, str(checkout / "ol.py"), "check", "ds.07",
+                         "--workspace", workspace], capture_output=True, cwd=checkout)
+                    walls[label].append(time.perf_counter() - started)
+                    codes[label].add(done.returncode)
+            old_wall = statistics.median(walls["old"][1:])
+            new_wall = statistics.median(walls["new"][1:])
+            print(f"ol check ds.07 ({rounds} rounds, interleaved; exit codes old "
+                  f"{sorted(codes['old'])}, new {sorted(codes['new'])}):")
+            print(f"  {revision:<12} {old_wall:7.2f} s")
+            print(f"  this checkout {new_wall:7.2f} s   "
+                  f"{new_wall / old_wall:5.2f}x of {revision}")
+            for label in ("old", "new"):
+                print(f"    {label} rounds: "
+                      + ", ".join(f"{wall:.2f}" for wall in walls[label][1:]))
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)],
+                           capture_output=True)
+
+
+PROXY_TEST = """
+import sys, time
+from tl_ds.radix import RadixTree
+
+def test_calls():
+    tree = RadixTree(1)
+    tree.insert([1, 2, 3], ["a", "b", "c"])
+    started = time.perf_counter()
+    for _ in range({calls}):
+        tree.node_count()
+    plain = (time.perf_counter() - started) / {calls}
+    started = time.perf_counter()
+    for _ in range({calls} // 10):
+        tree.match_prefix([1, 2, 3, 4])
+    walk = (time.perf_counter() - started) / ({calls} // 10)
+    print(f"PER-CALL {{plain}} {{walk}}", file=sys.__stderr__)
+"""
+
+
+def proxy_calls(calls: int) -> None:
+    """Seconds per call through the proxy of a sandboxed run, and beside the tests."""
+    from harness.project import reference_source
+
+    with tempfile.TemporaryDirectory(prefix="ol-bench-") as folder:
+        test = Path(folder) / "test_calls.py"
+        test.write_text(PROXY_TEST.format(calls=calls), encoding="utf-8")
+        said = {}
+        for label, proxy in (("proxied", ()), ("in-process", None)):
+            suite = engine.Suite(files=(test,), proxy=proxy, ours=proxy is None)
+            run = engine.run_suite(suite, reference_source(), timeout=600, trusted=True)
+            line = [line for line in run.output.splitlines() if line.startswith("PER-CALL")]
+            said[label] = [float(part) for part in line[0].split()[1:]] if line else None
+    if said["proxied"] is None or said["in-process"] is None:
+        print("proxy calls: the measuring run failed")
+        return
+    print(f"one call to the reference ({calls} calls, sandbox "
+          f"{engine.active_sandbox().mode}):")
+    for index, name in enumerate(("node_count()", "match_prefix(4 tokens)")):
+        proxied, local = said["proxied"][index], said["in-process"][index]
+        print(f"  {name:<24} proxied {proxied * 1e6:7.1f} us   in-process "
+              f"{local * 1e6:7.2f} us   ({proxied / local:5.0f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--mutants-rounds", type=int, default=1)
     parser.add_argument("--workspace", default=str(ROOT / "examples" / "passing"))
+    parser.add_argument("--against", metavar="REV", default=None,
+                        help="compare ol check with this commit's, in a git worktree")
+    parser.add_argument("--proxy-calls", type=int, default=0, metavar="N",
+                        help="measure the proxy's cost per call over N calls")
     args = parser.parse_args()
+    if args.against:
+        against(args.against, args.workspace, args.rounds)
+        return
+    if args.proxy_calls:
+        proxy_calls(args.proxy_calls)
+        return
     patch_engine()
     measure("ol check ds.07 (passing example)",
             ["check", "ds.07", "--workspace", args.workspace], args.rounds)

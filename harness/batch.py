@@ -64,7 +64,7 @@ def prepare(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def grade_one(path: Path, name: str, out: Path, audience: str, allow_flagged: bool,
+def grade_one(path: Path, name: str, out: Path, audience: str, refuse_flagged: bool,
               jobs: int) -> Row:
     started = time.monotonic()
     folder = out / name
@@ -73,7 +73,8 @@ def grade_one(path: Path, name: str, out: Path, audience: str, allow_flagged: bo
     try:
         workspace.require(radix=True, tests=True)
         reports = ReportFolder(folder / "reports", audience)
-        result, text = check_and_report(workspace, reports, None, jobs, allow_flagged)
+        result, text = check_and_report(workspace, reports, None, jobs, refuse_flagged,
+                                        audience=audience)
     except OlError as error:
         return failed(folder, name, str(error), started)
     except Exception as error:  # a grader bug on this submission must not stop the batch
@@ -102,7 +103,7 @@ def failed(folder: Path, name: str, reason: str, started: float) -> Row:
 
 
 def grade_all(submissions: Sequence[Path], out: Path, jobs: int, audience: str = "student",
-              allow_flagged: bool = False,
+              refuse_flagged: bool = False,
               progress: Callable[[str], None] | None = None) -> list[Row]:
     """Grade every submission, ``jobs`` at a time; write the summary; rows in input order."""
     prepare(out)
@@ -110,7 +111,7 @@ def grade_all(submissions: Sequence[Path], out: Path, jobs: int, audience: str =
     lock, done = threading.Lock(), [0]
 
     def one(path: Path, name: str) -> Row:
-        row = grade_one(path, name, out, audience, allow_flagged, per_check)
+        row = grade_one(path, name, out, audience, refuse_flagged, per_check)
         with lock:
             done[0] += 1
             if progress is not None:

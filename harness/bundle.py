@@ -5,13 +5,19 @@ builds the image, and ``run_autograder`` for every submission. The zip holds ``o
 (the harness, the reference, the second tree, the model, the course tests and the
 mutants) under ``ol/``, and the two scripts:
 
-- ``setup.sh`` installs the pinned packages that decide grades (from ``pyproject.toml``);
+- ``setup.sh`` installs the pinned packages that decide grades (from ``pyproject.toml``)
+  and prepares the sandbox: the system's bubblewrap, for containers that allow user
+  namespaces, and otherwise a dedicated user, ``ol-sandbox``, that submission code runs as;
+  ``/autograder/source`` becomes readable by root only;
 - ``run_autograder`` finds ``tl_ds/radix.py`` and ``tests/test_ds07_radix.py`` in the
   submission (at its top, in a folder, or as the two bare files), copies them into a fresh
   workspace, runs ``ol check ds.07 --report``, and copies ``results.json`` to
-  ``/autograder/results/``. When the check cannot grade (a missing file, a tree that does
-  not import, a grader failure) it still writes a ``results.json``: score 0 and ol's
-  message, so a student always sees why.
+  ``/autograder/results/`` only once every process of the submission is gone (the sandbox
+  ends them; then every process of ``ol-sandbox`` is killed as well), from a folder only
+  root can write. A ``results.json`` the submission wrote earlier is removed first. It
+  refuses to grade where no sandbox can start. When the check cannot grade (a missing
+  file, a tree that does not import, a grader failure) it still writes a ``results.json``:
+  score 0 and ol's message, so a student always sees why.
 """
 
 from __future__ import annotations
@@ -28,18 +34,30 @@ SHIPPED = ("ol.py", "pyproject.toml", "README.md", "harness", "impl", "model", "
 NOT_SHIPPED = (Path("mutants/audit"),)  # staff's audit of the course suite, never graded
 
 SETUP = """#!/usr/bin/env bash
-# Gradescope image setup for ds.07: the packages that decide grades, at pinned versions.
+# Gradescope image setup for ds.07: the packages that decide grades, at pinned versions, and
+# the sandbox of submission code: the system's bubblewrap where the container allows user
+# namespaces, otherwise runs as the unprivileged user ol-sandbox.
 set -euo pipefail
 python3 -m pip install --no-cache-dir {pins}
+if command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && apt-get install -y -qq bubblewrap) || echo "no bubblewrap package"
+fi
+id -u ol-sandbox >/dev/null 2>&1 || useradd --system --no-create-home \\
+    --shell /usr/sbin/nologin ol-sandbox
+chmod 700 "${{OL_AUTOGRADER_ROOT:-/autograder}}/source"  # the reference stays the grader's
 """
 
 RUN = r"""#!/usr/bin/env bash
-# Grade /autograder/submission with ol check; always leave /autograder/results/results.json.
+# Grade /autograder/submission with ol check; always leave /autograder/results/results.json,
+# written only after every process of the submission has gone.
 ROOT="${OL_AUTOGRADER_ROOT:-/autograder}"
 PYTHON="${OL_PYTHON:-python3}"
 OL="$ROOT/source/ol/ol.py"
 SUBMISSION="$ROOT/submission"
+DEDICATED="$(id -u ol-sandbox 2>/dev/null)"
+export OL_SANDBOX_UID="${OL_SANDBOX_UID:-${DEDICATED:-65534}}"
 mkdir -p "$ROOT/results"
+rm -f "$ROOT/results/results.json"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/ws/tl_ds" "$WORK/ws/tests"
@@ -54,15 +72,21 @@ TESTS="$(first '*/tests/test_ds07_radix.py')"
 [ -z "$RADIX" ] || cp "$RADIX" "$WORK/ws/tl_ds/radix.py"
 [ -z "$TESTS" ] || cp "$TESTS" "$WORK/ws/tests/test_ds07_radix.py"
 cd "$WORK"
-"$PYTHON" "$OL" check ds.07 --workspace ws --report report > out.txt 2>&1
+"$PYTHON" "$OL" check ds.07 --workspace ws --report report --require-sandbox > out.txt 2>&1
+# the sandbox ended every process of the submission; in the uid sandbox, make sure of it
+if [ "$(id -u)" = 0 ] && [ -n "$DEDICATED" ]; then
+    pkill -KILL -U "$DEDICATED" 2>/dev/null || true
+fi
+rm -f "$ROOT/results/results.json"
 if [ -f report/results.json ]; then
     cp report/results.json "$ROOT/results/results.json"
 else
     "$PYTHON" - out.txt "$ROOT/results/results.json" <<'EOF'
 import json, sys
 said = open(sys.argv[1], encoding="utf-8", errors="replace").read().strip()
-output = ("Not graded: upload tl_ds/radix.py and tests/test_ds07_radix.py (the files of "
-          "your ol workspace). ol said:\n\n" + (said or "nothing"))
+output = ("Not graded. Upload two files to this assignment: your tree, tl_ds/radix.py, "
+          "and your tests, tests/test_ds07_radix.py (drag both, or a zip holding them in "
+          "those folders). What the grader said:\n\n" + (said or "nothing"))
 with open(sys.argv[2], "w", encoding="utf-8") as out:
     json.dump({"score": 0, "execution_time": 0, "output": output, "output_format": "text",
                "visibility": "visible", "tests": []}, out, indent=2)

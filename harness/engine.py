@@ -20,6 +20,7 @@ expected, or which loads a plugin of its own is a crash, whatever its exit statu
 
 from __future__ import annotations
 
+import atexit
 import enum
 import json
 import os
@@ -114,6 +115,9 @@ class Suite:
     proxy: tuple[Path, ...] | None = None
     # measure line and branch coverage of the tree's radix.py, on whichever side it runs
     measure: bool = False
+    # the suite is ours (the course's), not a submission's: in the uid sandbox it runs as
+    # the grader, out of reach of the submission's tree
+    ours: bool = False
 
 
 VIEW_METHOD = """
@@ -142,7 +146,7 @@ def run_suite(suite: Suite, implementation: str, *, timeout: float, test_limit: 
     run = runner.new_folder()
     try:
         test, tree = lay_out(run, suite, implementation, (timeout, test_limit), trusted)
-        runner.hand_over(run / "test", untrusted=True)
+        runner.hand_over(run / "test", untrusted=not suite.ours)
         if tree is not None:
             runner.hand_over(run / "tree", untrusted=not trusted)
         started = time.perf_counter()
@@ -205,7 +209,7 @@ def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, f
         else None
     test_side = Side(test, test / "home", clean_environment(test, suite.env), run_limits(timeout),
                      "pytest", tuple(command_line(test, test_limit, measured)),
-                     trusted=suite.proxy is None)
+                     trusted=suite.ours)
     if suite.proxy is None:
         return test_side, None
     tree = run / "tree"
@@ -298,6 +302,7 @@ class Engine:
 
 
 ENGINE = Engine()
+atexit.register(ENGINE.close)  # the worker stops and the run folders go, whatever happened
 
 
 def current() -> Runner:

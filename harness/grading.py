@@ -35,7 +35,7 @@ COURSE_LIMIT = 600.0       # seconds for the course suite on a student's tree: s
 COURSE_TEST_LIMIT = 240.0  # seconds for one course test on it
 STUDENT_LIMIT = 300.0      # seconds for the student's tests on a correct tree
 STUDENT_TEST_LIMIT = 60.0  # seconds for one of them
-RUN_FOLDER = re.compile(r"/\S*?ol-run-[^/]+/")  # the temporary folder a run's paths start with
+RUN_FOLDER = re.compile(r"/\S*?ol-runs-[^/]+/run-[^/]+/(?:test|tree)/")  # a run side's folder
 RED = ("NotImplementedError", "AssertionError", "Failed")  # Failed: pytest.fail, pytest.raises
 
 def base_name(record: TestRecord) -> str:
@@ -219,14 +219,16 @@ def shuffled(jobs: list, seed: str) -> list:
 
 
 def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
-          jobs: int | None = None, allow_flagged: bool = False) -> Check:
+          jobs: int | None = None, refuse_flagged: bool = False) -> Check:
     """Grade a workspace: course tests on its tree, its tests on correct trees and mutants.
 
     The course suite runs on a thread of its own while the student's tests run on the
     others: first on the two correct trees, then on the mutants, the placebo and the two
     correct trees again, in a shuffled order, so a suite that passes a first run and fails
     later ones (it keeps state between runs, or is random) is caught. A test file the
-    static scan flags is not run at all, unless ``allow_flagged``.
+    static scan is a lint: its findings travel with the result as warnings for staff, and
+    the file is refused only when ``refuse_flagged``; what keeps a test from reaching a
+    tree other than through the proxy is the sandbox, not the scan.
     """
     implementation = workspace.implementation()
     suite = workspace.suite()
@@ -238,7 +240,7 @@ def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
         course = side.submit(course_run, implementation, cancel)
         try:
             flags = scan(tests_text)
-            if flags and not allow_flagged:
+            if flags and refuse_flagged:
                 result = Check(flags=flags, problem=(
                     "the static scan flags your test file (below): a test of this chapter "
                     "builds trees and asserts on what they return, and may import only "

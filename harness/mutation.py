@@ -70,7 +70,7 @@ def course_suite(profile: str = "course", proxy: bool = False,
     env = {"OL_HYPOTHESIS_PROFILE": profile}
     if call_limit is not None:
         env["OL_CALL_LIMIT"] = str(call_limit)  # seconds one call to a proxied tree may take
-    return Suite(files=files, support=(MODEL,), env=env,
+    return Suite(files=files, support=(MODEL,), env=env, ours=True,
                  proxy=(COURSE_TESTS / "ds07_observe.py",) if proxy else None)
 
 

@@ -80,7 +80,8 @@ def verdict(result: grading.Check, option: str) -> str:
 
 
 def show_check(result: grading.Check, workspace: Workspace,
-               out: TextIO | None = None, missed: bool = False) -> None:
+               out: TextIO | None = None, missed: bool = False,
+               audience: str = "student") -> None:
     """What `ol check` prints: the course table, the student's tests, the mutants, a verdict."""
     def say(line: str = "") -> None:
         print(line, file=out)
@@ -95,8 +96,9 @@ def show_check(result: grading.Check, workspace: Workspace,
             f"{tally(result.on_second)}")
     if result.problem:
         say(f"  {result.problem}.")
-    for flag in result.flags:
-        say(f"  FLAGGED {flag}")
+    if audience == "staff" or (result.problem and result.flags):  # the scan is a lint
+        for flag in result.flags:
+            say(f"  FLAGGED (a lint, not graded) {flag}")
     for entry in result.invalid:
         say(f"  INVALID {short(entry.name)} fails on {entry.where}: {entry.detail}")
     say(f"  required tests missing: {', '.join(result.missing_names) or 'none'}")

@@ -83,12 +83,13 @@ class ReportFolder:
 
 def check_and_report(workspace: Workspace, reports: ReportFolder | None,
                      progress: Callable[[str], None] | None = None, jobs: int | None = None,
-                     allow_flagged: bool = False, missed: bool = False) -> tuple[Check, str]:
+                     refuse_flagged: bool = False, missed: bool = False,
+                     audience: str = "student") -> tuple[Check, str]:
     """`ol check` of one workspace: the result and its text, written to ``reports`` if any."""
     started = time.monotonic()
-    result = check(workspace, progress, jobs, allow_flagged)
+    result = check(workspace, progress, jobs, refuse_flagged)
     text = io.StringIO()
-    show_check(result, workspace, text, missed)
+    show_check(result, workspace, text, missed, audience)
     if reports is not None:
         reports.write(result, text.getvalue(), verdict(result, workspace.option()),
                       time.monotonic() - started)

@@ -10,6 +10,8 @@ Nothing here ever changes a file that exists.
 from __future__ import annotations
 
 import ast
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from harness.errors import OlError
 DEFAULT = Path("workspace")
 STUB = Path(__file__).with_name("stub_radix.py")
 TEST_FILE = Path("tests") / "test_ds07_radix.py"
+FILE_LIMIT = 1_000_000  # bytes of a workspace file ol reads
 
 TESTS_TEMPLATE = '''"""My tests of tl_ds.radix (ds.07, rung R3), graded by the mutants they kill.
 
@@ -95,10 +98,38 @@ class Workspace:
                           f"{start}, which writes only what is missing")
 
     def read(self, path: Path) -> str:
+        """A file of the workspace: a regular file (no link, device or pipe, nor under a
+        linked folder), at most FILE_LIMIT bytes, UTF-8. Its content is never shown in an
+        error."""
         try:
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise OlError(f"cannot read {path}: {error}. Save it as UTF-8 text.") from None
+            relative = path.relative_to(self.root)
+        except ValueError:
+            relative = Path(path.name)
+        where = self.root
+        for part in relative.parts:
+            where = where / part
+            if where.is_symlink():
+                raise OlError(f"{where} is a symbolic link: ol reads only regular files of "
+                              "the workspace itself. Replace it with the file or folder it "
+                              "points to (a copy), then run the command again.")
+        try:
+            descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as error:
+            raise OlError(f"cannot read {path}: {error.strerror}. Make it a readable file.") \
+                from None
+        with os.fdopen(descriptor, "rb") as source:
+            if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
+                raise OlError(f"{path} is not a regular file: ol reads only plain files. "
+                              "Replace it with a text file.")
+            data = source.read(FILE_LIMIT + 1)
+        if len(data) > FILE_LIMIT:
+            raise OlError(f"{path} is larger than {FILE_LIMIT // 1000} kB, more than any "
+                          "tree or test file of this chapter needs: shorten it.")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise OlError(f"cannot read {path}: it is not UTF-8 text ({error.reason} at byte "
+                          f"{error.start}). Save it as UTF-8.") from None
 
     def implementation(self) -> str:
         """The student's radix.py, after proving in a fresh process that it imports."""

@@ -57,7 +57,7 @@ def interrupt(argv: list[str], scratch: Path, cwd: Path) -> tuple[int, str]:
                                stderr=subprocess.PIPE, text=True,
                                preexec_fn=listen_to_ctrl_c)
     deadline = time.monotonic() + 60
-    while not list(scratch.glob("ol-run-*")) and time.monotonic() < deadline:
+    while not list(scratch.glob("ol-runs-*/run-*")) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(1.0)
     process.send_signal(signal.SIGINT)

@@ -183,13 +183,36 @@ def choose(requested: str = "auto") -> Sandbox:
             raise OlError(f"the bubblewrap sandbox cannot start here: {problem}")
         reasons.append(problem)
     if requested in ("auto", "uid"):
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
+        problem = uid_problem()
+        if problem is None:
             return Sandbox("uid", reason="; ".join(reasons))
         if requested == "uid":
-            raise OlError("the uid sandbox needs ol to run as root, to start runs as another "
-                          "user")
-        reasons.append("ol does not run as root, so runs cannot be started as another user")
+            raise OlError(f"the uid sandbox cannot be used here: {problem}")
+        reasons.append(problem)
     return Sandbox("none", reason="; ".join(reasons))
+
+
+def uid_problem() -> str | None:
+    """None when runs can be started as the sandbox user here, else why not."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return "ol does not run as root, so runs cannot be started as another user"
+    needed = [os.path.dirname(os.__file__), *(path for _, path in library_items())]
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setgroups([])
+            os.setgid(SANDBOX_UID)
+            os.setuid(SANDBOX_UID)
+            code = 0 if all(os.access(path, os.R_OK) for path in needed) else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return (f"the sandbox user (uid {SANDBOX_UID}) cannot read the interpreter's files "
+                f"under {sys.base_prefix}: install Python and the packages where every user "
+                "can read them")
+    return None
 
 
 def probe(binary: str) -> str | None:

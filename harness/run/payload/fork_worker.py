@@ -175,7 +175,9 @@ def start_side(side: dict, fds: dict) -> int:
             drop_capabilities()
         become(side)
         code = run_side(side)
-    except BaseException:  # the child must never return into the worker
+    except BaseException as error:  # the child must never return into the worker
+        with contextlib.suppress(BaseException):
+            os.write(2, f"ol: the run could not start: {error!r}\n".encode())
         code = 70
     finally:
         try:

@@ -11,8 +11,6 @@ A call that takes longer than CALL_LIMIT seconds raises TreeStopped and stops th
 the next tree starts a fresh process, whose calls get HUNG_LIMIT seconds each.
 """
 
-from __future__ import annotations
-
 import builtins as _builtins
 import json as _json
 import os as _os
@@ -42,6 +40,10 @@ class TreeStopped(BaseException):
     catches it: the test fails at once instead of replaying a tree that will hang again."""
 
 
+_TreeStopped, _RemoteError = TreeStopped, RemoteError
+del TreeStopped, RemoteError  # the module offers the contract's names only
+
+
 def _rebuild(reply: dict) -> BaseException:
     """The first built-in exception class of the raised one's MRO, with its arguments."""
     args = _decode(reply.get("args", []))
@@ -51,10 +53,10 @@ def _rebuild(reply: dict) -> BaseException:
             try:
                 return kind(*args)
             except Exception:
-                return RemoteError(*args)
+                return _RemoteError(*args)
         if kind in _PLAIN_ONLY:
             break
-    return RemoteError(f"the tree raised {reply.get('raise')}", *args)
+    return _RemoteError(f"the tree raised {reply.get('raise')}", *args)
 
 
 class _Channel:
@@ -77,7 +79,7 @@ class _Channel:
         self.control.sendall(b"start\n")
         line, fds, _, _ = _socket.recv_fds(self.control, 64, 1)
         if not line.startswith(b"ready") or len(fds) != 1:
-            raise TreeStopped("the tree's process could not be started")
+            raise _TreeStopped("the tree's process could not be started")
         self.data = _socket.socket(fileno=fds[0])
         self.data.setblocking(False)
         self.generation += 1
@@ -99,15 +101,15 @@ class _Channel:
 
     def ask(self, request: dict, generation: int | None = None):
         if generation is not None and generation != self.generation:
-            raise TreeStopped("this tree lived in a tree process that has stopped")
+            raise _TreeStopped("this tree lived in a tree process that has stopped")
         if self.data is None:
-            raise TreeStopped("the tree's process has stopped")
+            raise _TreeStopped("the tree's process has stopped")
         try:
             self.data.setblocking(True)
             self.data.sendall((_json.dumps(request) + "\n").encode())
             self.data.setblocking(False)
         except OSError:
-            raise TreeStopped(self.ended()) from None
+            raise _TreeStopped(self.ended()) from None
         reply = self.read_line()
         if "raise" in reply:
             raise _rebuild(reply)
@@ -125,10 +127,10 @@ class _Channel:
                 if not ready:
                     self.stop()
                     limit, self.limit = self.limit, _HUNG_LIMIT
-                    raise TreeStopped(f"the tree did not answer within {limit:g} s")
+                    raise _TreeStopped(f"the tree did not answer within {limit:g} s")
                 chunk = self.data.recv(1 << 20)
             if not chunk:
-                raise TreeStopped(self.ended())
+                raise _TreeStopped(self.ended())
             self.pending += chunk
         line, self.pending = self.pending.split(b"\n", 1)
         try:
@@ -137,7 +139,7 @@ class _Channel:
             reply = None
         if not isinstance(reply, dict) or not ("ok" in reply or "raise" in reply):
             self.stop()
-            raise TreeStopped("the tree's process answered something unreadable")
+            raise _TreeStopped("the tree's process answered something unreadable")
         return reply
 
     def spin_read(self) -> bytes | None:
