@@ -81,11 +81,17 @@ def build_parser() -> Parser:
                             "(default: ./ol-grades)")
     mutants = command("mutants", "staff: the kill matrix of the course suite against the "
                       "18 mutants", workspace=False)
-    audit_command = command("audit", "staff: mutmut and coverage of the reference under the "
-                            "course suite, survivors explained by mutants/equivalent.toml",
-                            workspace=False)
+    audit_command = command("audit", "staff: the course suite against the audit catalog "
+                            "(mutants/audit/), then mutmut and coverage of the reference, "
+                            "survivors explained by mutants/equivalent.toml", workspace=False)
     audit_command.add_argument("--jobs", type=int, default=None, metavar="N",
                                help="mutants run at once (default: one per core)")
+    audit_command.add_argument("--catalog-only", action="store_true",
+                               help="only the audit catalog, without mutmut and coverage")
+    audit_command.add_argument("--seeds", type=int, default=None, metavar="K",
+                               help="instead: the model test alone with K seeds against the "
+                                    "chapter's mutants and the audit catalog, the share of "
+                                    "seeds that kill each")
     bundle_command = commands.add_parser(
         "gradescope-bundle", help="staff: write the Gradescope autograder zip",
         description="staff: write the Gradescope autograder zip (setup.sh, run_autograder "
@@ -183,10 +189,30 @@ class Progress:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """mutmut and coverage of the reference under the course suite."""
+    """The audit catalog (or the seeds), then mutmut and coverage of the reference."""
     check_module(args.module)
     if args.jobs is not None and args.jobs < 1:
         raise OlError(f"--jobs must be at least 1, got {args.jobs}.")
+    audit_mutants = catalog.load_audit_catalog()
+    progress = Progress()
+    try:
+        if args.seeds is not None:
+            print(f"ol audit ds.07 --seeds {args.seeds}: the model test alone, "
+                  f"{args.seeds} seeds instead of the derandomized one")
+            seeded = audit.run_seeds(catalog.load_catalog(), audit_mutants, reference_source(),
+                                     args.seeds, args.jobs,
+                                     lambda done: progress(f"mutant {done.mutant.id}"))
+            progress.close()
+            audit.report_seeds(seeded)
+            return ExitCode.NOT_PASSED if seeded.weak else ExitCode.PASSED
+        run = audit.run_catalog(audit_mutants, reference_source(), args.jobs,
+                                lambda done: progress(f"mutant {done.mutant.id}: "
+                                                      f"{'killed' if done.killed else 'survived'}"))
+    finally:
+        progress.close()
+    audit.report_catalog(run)
+    if args.catalog_only:
+        return ExitCode.NOT_PASSED if run.survivors else ExitCode.PASSED
     target = audit.Target(reference_source(), mutation.course_suite("verdict"), EQUIVALENTS,
                           "impl/radix.py")
     print(f"ol audit ds.07: mutmut on impl/radix.py against the {len(COURSE_TEST_NAMES)} "
@@ -194,7 +220,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     result = audit.audit(target, args.jobs or mutation.cores(),
                          lambda line: print(f"  {line}", flush=True))
     audit.report(result, target)
-    return ExitCode.PASSED if result.complete else ExitCode.NOT_PASSED
+    return ExitCode.PASSED if result.complete and not run.survivors else ExitCode.NOT_PASSED
 
 
 def cmd_start(args: argparse.Namespace) -> int:

@@ -1,9 +1,18 @@
 """ol audit: what the course suite lets through that the planted mutants did not foresee.
 
-Two measurements of one tree (the reference) by one suite (the course tests):
+Four measurements of the course tests against the reference and its variants:
 
+- the audit catalog (``mutants/audit/``): plausible bugs beyond the chapter's 18, each run
+  against the whole course suite, which must kill every one;
+- seeds (``--seeds K``): the model test alone, at the course profile's size, with K seeds
+  instead of the derandomized one, against the chapter's 18 and the audit catalog: the
+  share of seeds that kill each mutant, so a kill that depends on one seed's luck shows;
 - coverage: the suite runs once in-process with line and branch coverage of the tree;
 - mutmut (3.x): every small change mutmut makes to the tree, run against the suite.
+
+Mutants of the first two run without the reference's self-check (``RadixTree._check``,
+which the machine calls when a tree has one): a student's tree has none, so only the
+public interface judges them, as it judges a student's tree.
 
 mutmut works in a folder of its own named ``mutants/`` beside the code it mutates, so the
 whole run happens in a temporary copy laid out as mutmut expects (``tl_ds/radix.py``,
@@ -33,9 +42,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import catalog, mutation
 from harness.engine import Suite, clean_environment, copy_item, run_suite, write_package
 from harness.errors import OlError
 from harness.measure import Coverage
+from harness.project import COURSE_TESTS
 
 COVERAGE_LIMIT = 1800.0  # seconds the measured run of the suite may take
 TIMEOUT_MULTIPLIER = 4.0  # mutmut's: a mutant may use this many times the tests' CPU time
@@ -365,3 +376,174 @@ def report(result: Audit, target: Target, out=None) -> None:
         if not result.mutants:
             wrong.append("mutmut made no mutant")
         say(f"AUDIT INCOMPLETE: {'; '.join(wrong)}.")
+
+
+# --- the audit catalog and the seeds ------------------------------------------------------
+
+NO_SELF_CHECK = """
+
+
+del RadixTree._check  # ol audit: only the public interface judges this tree
+"""
+MODEL_TEST = "test_model_based_against_a_naive_map"
+SEEDED_TEST = '''"""The course's model test alone, once per seed: ol audit --seeds."""
+
+import os
+
+import pytest
+from test_ds07_radix import test_model_based_against_a_naive_map as model_test
+
+
+@pytest.mark.parametrize("seed", range(1, int(os.environ["OL_AUDIT_SEEDS"]) + 1))
+def test_model_with_seed(seed):
+    os.environ["OL_HYPOTHESIS_SEED"] = str(seed)
+    model_test()
+'''
+
+
+def public_only(mutant: catalog.Mutant) -> catalog.Mutant:
+    """``mutant`` without the reference's self-check."""
+    return dataclasses.replace(mutant, source=mutant.source + NO_SELF_CHECK)
+
+
+@dataclass(frozen=True)
+class CatalogRun:
+    """The course suite against every audit mutant: the wiring run and each mutant's run."""
+
+    baseline: mutation.RunResult
+    results: tuple[mutation.MutantResult, ...]
+
+    @property
+    def survivors(self) -> list[mutation.MutantResult]:
+        return [result for result in self.results if not result.killed]
+
+
+def run_catalog(mutants: tuple[catalog.Mutant, ...], reference: str, jobs: int | None = None,
+                progress: Callable[[mutation.MutantResult], None] | None = None,
+                profile: str = "verdict") -> CatalogRun:
+    """Every mutant against the course suite (the ``verdict`` profile: the course steps)."""
+    suite = mutation.course_suite(profile)
+    baseline = mutation.prove_wiring(suite, reference + NO_SELF_CHECK, mutation.COURSE_IDS)
+    limits = mutation.Limits.from_reference(baseline)
+    results = mutation.run_mutants(suite, [public_only(mutant) for mutant in mutants], limits,
+                                   mutation.COURSE_IDS, progress, jobs)
+    return CatalogRun(baseline, tuple(results))
+
+
+def short(name: str) -> str:
+    return name.removeprefix("test_")
+
+
+def report_catalog(run: CatalogRun, out=None) -> None:
+    """What `ol audit` prints of the audit catalog: per mutant, the course tests that kill it."""
+    def say(line: str = "") -> None:
+        print(line, file=out)
+
+    results = run.results
+    say(f"\nThe audit catalog (mutants/audit/): {len(results)} plausible bugs beyond the "
+        "chapter's 18, against the course suite (the course profile's steps, without "
+        "shrinking; each tree judged by its public interface alone)")
+    width = max(len(result.mutant.title) for result in results)
+    groups = max(len(result.mutant.group) for result in results)
+    say(f"{'id':<4} {'rule':<{groups}} {'pitfall':<{width}}  killed by")
+    for result in results:
+        killers = (", ".join(map(short, result.killers)) if result.run.status is
+                   mutation.Status.OK else result.run.status.value) or "NOTHING: it survives"
+        say(f"{result.mutant.id:<4} {result.mutant.group:<{groups}} "
+            f"{result.mutant.title:<{width}}  {killers}")
+    killed = len(results) - len(run.survivors)
+    model = sum(MODEL_TEST in result.killers for result in results)
+    say(f"\n{killed} of {len(results)} audit mutants killed by the course suite; the model "
+        f"test alone kills {model}.")
+    for result in run.survivors:
+        say(f"SURVIVES {result.mutant.id}: {result.mutant.title} ({result.mutant.rule})")
+
+
+@dataclass(frozen=True)
+class SeedRow:
+    mutant: catalog.Mutant
+    catalog: str        # "chapter" or "audit"
+    killing: tuple[int, ...]  # the seeds whose run of the model test fails on the mutant
+    seeds: int
+    detail: str = ""    # how a run that ended early ended
+
+    @property
+    def weak(self) -> bool:
+        return len(self.killing) < self.seeds
+
+
+@dataclass(frozen=True)
+class SeedRun:
+    seeds: int
+    reference_seconds: float
+    rows: tuple[SeedRow, ...]
+
+    @property
+    def weak(self) -> list[SeedRow]:
+        return [row for row in self.rows if row.weak]
+
+
+def seeded_suite(folder: Path, seeds: int) -> Suite:
+    """The model test alone, parametrised by seed, with the course files beside it."""
+    test = folder / "test_model_seeds.py"
+    test.write_text(SEEDED_TEST, encoding="utf-8")
+    beside = tuple(COURSE_TESTS / name for name in
+                   ("test_ds07_radix.py", "ds07_machine.py", "ds07_observe.py"))
+    course = mutation.course_suite("verdict")
+    return dataclasses.replace(course, files=(test,), support=(*course.support, *beside),
+                               env={**course.env, "OL_AUDIT_SEEDS": str(seeds)})
+
+
+def seed_of(name: str) -> int:
+    return int(name.rsplit("[", 1)[-1].rstrip("]"))
+
+
+def run_seeds(chapter: tuple[catalog.Mutant, ...], audit_mutants: tuple[catalog.Mutant, ...],
+              reference: str, seeds: int, jobs: int | None = None,
+              progress: Callable[[mutation.MutantResult], None] | None = None) -> SeedRun:
+    """The model test with ``seeds`` seeds against every mutant of both catalogs.
+
+    OlError unless every seed passes on the reference (a seed that fails there would count
+    as a kill everywhere).
+    """
+    if seeds < 1:
+        raise OlError(f"--seeds must be at least 1, got {seeds}.")
+    expected = [f"tests/test_model_seeds.py::test_model_with_seed[{n}]"
+                for n in range(1, seeds + 1)]
+    with tempfile.TemporaryDirectory(prefix="ol-seeds-") as name:
+        suite = seeded_suite(Path(name), seeds)
+        baseline = mutation.prove_wiring(suite, reference + NO_SELF_CHECK, expected)
+        limits = mutation.Limits.from_reference(baseline)
+        mutants = [*chapter, *audit_mutants]
+        results = mutation.run_mutants(suite, [public_only(mutant) for mutant in mutants],
+                                       limits, expected, progress, jobs)
+    rows = []
+    for number, result in enumerate(results):
+        ended = result.run.status is not mutation.Status.OK
+        killing = tuple(range(1, seeds + 1)) if ended else tuple(
+            sorted(seed_of(name) for name in result.killers))
+        rows.append(SeedRow(mutants[number], "chapter" if number < len(chapter) else "audit",
+                            killing, seeds, result.run.status.value if ended else ""))
+    return SeedRun(seeds, baseline.seconds, tuple(rows))
+
+
+def report_seeds(run: SeedRun, out=None) -> None:
+    """The table of `ol audit --seeds K`: per mutant, the share of seeds that kill it."""
+    def say(line: str = "") -> None:
+        print(line, file=out)
+
+    width = max(len(row.mutant.title) for row in run.rows)
+    say(f"\nThe model test alone, {run.seeds} seed{'s' * (run.seeds != 1)}, against "
+        f"{len(run.rows)} mutants "
+        f"(on the reference every seed passes: {run.reference_seconds:.0f} s for all)")
+    say(f"{'id':<4} {'catalog':<7} {'pitfall':<{width}}  {'killed':>8}  seeds that miss it")
+    for row in run.rows:
+        missed = [n for n in range(1, run.seeds + 1) if n not in row.killing]
+        share = f"{len(row.killing)}/{run.seeds}"
+        say(f"{row.mutant.id:<4} {row.catalog:<7} {row.mutant.title:<{width}}  {share:>8}  "
+            + (", ".join(map(str, missed)) or (row.detail and f"({row.detail})")))
+    strong = len(run.rows) - len(run.weak)
+    say(f"\n{strong} of {len(run.rows)} mutants killed by {run.seeds} of {run.seeds} seeds.")
+    if run.weak:
+        say("Weak spots (a seed lets them through): "
+            + ", ".join(f"{row.mutant.id} {len(row.killing)}/{run.seeds}" for row in run.weak))

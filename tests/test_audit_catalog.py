@@ -3,15 +3,17 @@ the course suite and are never shown to students."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
 
 import pytest
 
+import ol
 from harness import audit, bundle, catalog, mutation
 from harness.errors import OlError
-from harness.project import CATALOG, ROOT, reference_source
+from harness.project import CATALOG, ROOT, SECOND, reference_source
 
 GROUPS = {"stamping", "relisting", "splits", "eviction", "ids", "errors", "granules", "insert"}
 
@@ -82,3 +84,59 @@ def test_an_audit_mutant_runs_without_the_self_check():
     assert audit.public_only(mutant).source.endswith("del RadixTree._check  # ol audit: only "
                                                      "the public interface judges this tree\n")
     assert mutation.COURSE_IDS[-1].endswith(audit.MODEL_TEST)
+
+
+@pytest.fixture(scope="module")
+def audit_matrix():
+    return audit.run_catalog(catalog.load_audit_catalog(), reference_source())
+
+
+def test_the_course_suite_kills_every_audit_mutant(audit_matrix):
+    """At the verdict profile (the course profile's steps, without shrinking)."""
+    assert audit_matrix.baseline.all_passed
+    assert [result.mutant.id for result in audit_matrix.survivors] == []
+    for result in audit_matrix.results:
+        assert result.run.status is mutation.Status.OK, (result.mutant.id, result.run.detail)
+        missing = set(result.mutant.caught_by) - set(result.killers)
+        assert not missing, f"{result.mutant.id} survives {sorted(missing)}"
+
+
+def test_the_model_test_alone_kills_every_audit_mutant(audit_matrix):
+    assert [result.mutant.id for result in audit_matrix.results
+            if audit.MODEL_TEST not in result.killers] == []
+
+
+def test_ol_audit_prints_per_mutant_the_course_tests_that_kill_it(audit_matrix, monkeypatch,
+                                                                   capsys):
+    monkeypatch.setattr(audit, "run_catalog", lambda *args, **kwargs: audit_matrix)
+    assert ol.main(["audit", "ds.07", "--catalog-only"]) == ol.ExitCode.PASSED
+    out = capsys.readouterr().out
+    count = len(audit_matrix.results)
+    assert f"The audit catalog (mutants/audit/): {count} plausible bugs" in out
+    assert f"{count} of {count} audit mutants killed by the course suite; the model test " \
+           f"alone kills {count}." in out
+    row = next(line for line in out.splitlines() if line.startswith("a29 "))
+    assert "eviction" in row and "Evicting from the newest end" in row
+    assert "model_based_against_a_naive_map" in row
+
+
+def test_ol_audit_seeds_reports_the_share_of_seeds_that_kill_each_mutant(monkeypatch, capsys):
+    """A correct tree among the mutants survives every seed: a weak spot, exit 1."""
+    audit_mutants = {mutant.id: mutant for mutant in catalog.load_audit_catalog()}
+    correct = dataclasses.replace(mutation.correct_again("a99", SECOND.read_text()),
+                                  title="a correct tree")
+    monkeypatch.setattr(catalog, "load_catalog", lambda: ())
+    monkeypatch.setattr(catalog, "load_audit_catalog",
+                        lambda: (audit_mutants["a45"], correct))
+    assert ol.main(["audit", "ds.07", "--seeds", "1"]) == ol.ExitCode.NOT_PASSED
+    out = capsys.readouterr().out
+    assert "The model test alone, 1 seed, against 2 mutants" in out
+    assert any(line.startswith("a45 ") and " 1/1 " in line for line in out.splitlines())
+    assert any(line.startswith("a99 ") and " 0/1  1" in line for line in out.splitlines())
+    assert "1 of 2 mutants killed by 1 of 1 seeds." in out
+    assert "Weak spots (a seed lets them through): a99 0/1" in out
+
+
+def test_ol_audit_refuses_fewer_than_one_seed(capsys):
+    assert ol.main(["audit", "ds.07", "--seeds", "0"]) == ol.ExitCode.BAD_INPUT
+    assert "--seeds must be at least 1" in capsys.readouterr().err
