@@ -1,0 +1,376 @@
+"""Benchmark of eviction as the cache grows: time per evicted node from 10,000 to 1,000,000 nodes.
+
+Run from the repo root (the script puts the root on ``sys.path`` itself)::
+
+    python bench/evict_bench.py [--sizes 10000,100000,1000000] [--old REV]
+                                [--leaf-values 100,1000,4000] [--budget SECONDS]
+
+``bench/prefix_bench.py`` grows the trace against a fixed capacity; this one grows the
+cache itself, with a pattern that makes every evicted leaf's parent rejoin the LRU list.
+
+Emptied parents. At granule 1, parents 0, 1, 2, ... each get two one-token leaves:
+``insert([p, 0], ...)`` then ``insert([p, 1], ...)``, which splits ``[p, 0]`` into the
+parent ``[p]`` over the leaves ``[0]`` and ``[1]``. The parent shares its stamp with its
+newer leaf, so evicting everything removes a parent's two leaves, leaves it childless
+and older than every listed leaf, relists it, and evicts it next; one value a node. A
+size is a number of nodes (a third of them parents). The tree is built untimed, then
+``evict(300, f)`` is called until the tree is empty, each call timed; ``f`` is a
+server's free list's ``append``. The report gives microseconds per evicted node at each
+size for the reference (``impl/radix.py``) and the second tree (``impl/second.py``, a heap
+of stamps) side by side, and each tree's growth: its time per node at the largest size
+over the smallest (goal for the reference: at most 1.5). A size runs ``--repeats`` times
+on fresh trees, the best kept, but never more than a million nodes' worth (one run at
+1,000,000). A tree stops at ``--budget`` seconds of eviction (default 10) and is
+reported on the nodes it evicted by then, flagged "partial": those are the first nodes,
+where a walk over the list is at its longest, and a partial run is not repeated.
+
+Per value. A small cache at granule 1: 200,000 values in leaves of ``--leaf-values``
+values each (distinct first tokens, so every leaf hangs from the root), evicted whole by
+one ``evict(len(tree), f)``. Its time per value is set against the floor, measured in the
+same process right next to it: ``f`` called over a list of the same values from C
+(``deque(map(f, values), maxlen=0)``), appending to a fresh free list as evict does. The
+goal for the reference is within 1.3 times the floor at leaves of request size (1,000
+values and up); short leaves show the tree's per-leaf work. Each figure is the best of
+``--repeats`` runs (default 5), each on a freshly built tree.
+
+Timing. Every timed region is measured in CPU time of this thread (``time.thread_time()``,
+the budget too), so other processes on a shared machine count only through the caches
+and memory bandwidth they share; best-of runs take out the rest of the noise. Garbage
+collection stays on; each timed eviction starts after a full collection.
+
+Before and after. ``--old REV`` adds the reference as it was at git revision REV (its
+``impl/radix.py`` from ``git show``, loaded as a module without writing a file) to both
+tables, with its ratio to the current reference. Only ratios measured in one run are
+meant to be compared; absolute times depend on the machine. Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import math
+import re
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+SIZES = (10_000, 100_000, 1_000_000)
+LEAF_VALUES = (100, 1_000, 4_000)
+CACHE_VALUES = 200_000  # values in the per-value cache, however they are split in leaves
+CHUNK = 300  # values asked of one evict call: the budget is checked between calls
+BUDGET = 10.0  # CPU seconds of eviction a tree may spend at one size
+REPEATS = 5
+RUN_NODES = 1_000_000  # the repeats of one size evict at most this many nodes in all
+GROWTH_GOAL = 1.5  # the reference's time per node, largest size over smallest, at most
+FLOOR_GOAL = 1.3  # the reference's time per value over the floor's, at request-sized leaves
+FILLER = 200_000  # first token of the filler after a per-value leaf's distinct first token
+
+Make = Callable[[int], Any]
+
+
+# ---------------------------------------------------------------------- trees
+
+
+@dataclass(frozen=True)
+class Tree:
+    """One implementation under test: a name for the report and its constructor."""
+
+    name: str
+    make: Make
+
+
+class BenchError(Exception):
+    """A benchmark that cannot run as asked: the message says why."""
+
+
+def load_at_revision(rev: str) -> Make:
+    """RadixTree of ``impl/radix.py`` at git revision ``rev``, loaded without a file."""
+    done = subprocess.run(["git", "show", f"{rev}:impl/radix.py"], cwd=REPO,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchError(f"git show {rev}:impl/radix.py failed: {done.stderr.strip()}")
+    name = "radix_at_" + re.sub(r"\W", "_", rev)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader=None))
+    sys.modules[name] = module
+    exec(compile(done.stdout, f"{rev}:impl/radix.py", "exec"), module.__dict__)
+    return module.RadixTree
+
+
+def trees(old: str | None) -> list[Tree]:
+    """The reference and the second tree, and the reference at ``old`` when asked."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from impl.radix import RadixTree
+    from impl.second import RadixTree as SecondTree
+
+    chosen = [Tree("reference", RadixTree), Tree("second", SecondTree)]
+    if old is not None:
+        chosen.append(Tree(f"old {old}", load_at_revision(old)))
+    return chosen
+
+
+# ---------------------------------------------------------------------- emptied parents
+
+
+def emptied_parents(make: Make, size: int) -> Any:
+    """A granule-1 tree of ``ceil(size / 3)`` parents over two one-token leaves each."""
+    tree = make(1)
+    for parent in range(-(-size // 3)):
+        block = 3 * parent
+        tree.insert([parent, 0], [block, block + 1])
+        tree.insert([parent, 1], [block, block + 2])
+    return tree
+
+
+@dataclass(frozen=True)
+class Evicted:
+    """What one timed eviction did: seconds, nodes evicted, nodes there were."""
+
+    seconds: float
+    nodes: int
+    of: int
+
+    @property
+    def partial(self) -> bool:
+        return self.nodes < self.of
+
+    @property
+    def per_node(self) -> float:
+        return self.seconds / self.nodes if self.nodes else math.nan
+
+
+def evict_everything(tree: Any, budget: float) -> Evicted:
+    """Time ``evict(CHUNK, f)`` calls until the tree is empty or ``budget`` s are spent."""
+    free: list[int] = []
+    of = tree.node_count()
+    gc.collect()
+    seconds = 0.0
+    while len(tree) and seconds <= budget:
+        start = time.thread_time()
+        tree.evict(CHUNK, free.append)
+        seconds += time.thread_time() - start
+    return Evicted(seconds, of - tree.node_count(), of)
+
+
+def bench_emptied_parents(chosen: list[Tree], sizes: Sequence[int], budget: float,
+                          repeats: int) -> dict[str, list[Evicted]]:
+    """Every tree at every size, best of its runs, one tree built at a time."""
+    results: dict[str, list[Evicted]] = {tree.name: [] for tree in chosen}
+    for size in sizes:
+        runs = max(1, min(repeats, RUN_NODES // size))
+        for tree in chosen:
+            best: Evicted | None = None
+            for _ in range(runs):
+                built = emptied_parents(tree.make, size)
+                evicted = evict_everything(built, budget)
+                del built
+                if best is None or evicted.per_node < best.per_node:
+                    best = evicted
+                if evicted.partial:
+                    break
+            results[tree.name].append(best)
+            note = f", partial: the first {best.nodes:,}" if best.partial else ""
+            print(f"  ... {tree.name}: {best.of:,} nodes, best {best.seconds:.2f} s{note}",
+                  file=sys.stderr)
+    return results
+
+
+# ---------------------------------------------------------------------- per value
+
+
+def small_cache(make: Make, leaf_values: int, blocks: list[int]) -> Any:
+    """A granule-1 tree holding ``blocks`` in leaves of ``leaf_values`` under the root."""
+    tree = make(1)
+    filler = list(range(FILLER, FILLER + leaf_values - 1))
+    for leaf, start in enumerate(range(0, len(blocks), leaf_values)):
+        tree.insert([leaf, *filler], blocks[start:start + leaf_values])
+    return tree
+
+
+def floor_seconds(values: list[int]) -> float:
+    """Seconds to call a free list's ``append`` on every value from C."""
+    free: list[int] = []
+    gc.collect()
+    start = time.thread_time()
+    deque(map(free.append, values), maxlen=0)
+    return time.thread_time() - start
+
+
+def evict_all_seconds(tree: Any) -> float:
+    """Seconds of one ``evict(len(tree), f)``, ``f`` a free list's ``append``."""
+    free: list[int] = []
+    gc.collect()
+    start = time.thread_time()
+    tree.evict(len(tree), free.append)
+    return time.thread_time() - start
+
+
+def bench_per_value(chosen: list[Tree], leaf_values: int,
+                    repeats: int) -> tuple[float, dict[str, float]]:
+    """(floor, {tree: seconds}) per value, each the best of ``repeats`` interleaved runs."""
+    blocks = list(range(CACHE_VALUES - CACHE_VALUES % leaf_values))
+    best_floor = math.inf
+    best = dict.fromkeys((tree.name for tree in chosen), math.inf)
+    for _ in range(repeats):
+        for tree in chosen:
+            built = small_cache(tree.make, leaf_values, blocks)
+            best_floor = min(best_floor, floor_seconds(blocks))
+            best[tree.name] = min(best[tree.name], evict_all_seconds(built))
+    return best_floor / len(blocks), {name: s / len(blocks) for name, s in best.items()}
+
+
+# ---------------------------------------------------------------------- report
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """Print rows in aligned columns, the first left-aligned, the others right-aligned."""
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    for row in (header, *rows):
+        cells = [cell.ljust(width) if i == 0 else cell.rjust(width)
+                 for i, (cell, width) in enumerate(zip(row, widths, strict=True))]
+        print("  " + "  ".join(cells).rstrip())
+
+
+def _x(ratio: float) -> str:
+    return "-" if math.isnan(ratio) else f"{ratio:.2f}x"
+
+
+def _per_node(evicted: Evicted) -> str:
+    return f"{evicted.per_node * 1e6:.2f}" + (" (partial)" if evicted.partial else "")
+
+
+def report_emptied_parents(chosen: list[Tree], results: dict[str, list[Evicted]]) -> None:
+    reference = results["reference"]
+    others = [tree.name for tree in chosen[1:]]
+    header = ["nodes", "reference us/node"]
+    for name in others:
+        header += [f"{name} us/node", f"{name}/reference"]
+    rows = []
+    for index, base in enumerate(reference):
+        row = [f"{base.of:,}", _per_node(base)]
+        for name in others:
+            other = results[name][index]
+            row += [_per_node(other), _x(other.per_node / base.per_node)]
+        rows.append(row)
+    _table(header, rows)
+    if len(reference) < 2:
+        return
+    print(f"  growth, time per node at {reference[-1].of:,} nodes over {reference[0].of:,} "
+          f"(goal for the reference: at most {GROWTH_GOAL}):")
+    rows = []
+    for tree in chosen:
+        first, last = results[tree.name][0], results[tree.name][-1]
+        partial = " (partial)" if first.partial or last.partial else ""
+        verdict = ""
+        if tree.name == "reference":
+            verdict = "meets the goal" if last.per_node <= GROWTH_GOAL * first.per_node \
+                else "MISSES the goal"
+        rows.append([tree.name, _x(last.per_node / first.per_node) + partial, verdict])
+    _table(["tree", "growth", ""], rows)
+
+
+def report_per_value(chosen: list[Tree],
+                     measured: list[tuple[int, float, dict[str, float]]]) -> None:
+    header = ["values/leaf", "floor ns/value"]
+    for tree in chosen:
+        header += [f"{tree.name} ns/value", f"{tree.name}/floor"]
+    rows = []
+    for leaf_values, floor, per_value in measured:
+        row = [f"{leaf_values:,}", f"{floor * 1e9:.1f}"]
+        for tree in chosen:
+            row += [f"{per_value[tree.name] * 1e9:.1f}", _x(per_value[tree.name] / floor)]
+        rows.append(row)
+    _table(header, rows)
+    sized = [(floor, per_value) for leaf_values, floor, per_value in measured
+             if leaf_values >= 1_000]
+    if sized:
+        worst = max(per_value["reference"] / floor for floor, per_value in sized)
+        verdict = "meets" if worst <= FLOOR_GOAL else "MISSES"
+        print(f"  reference at leaves of 1,000 values and up: at most {worst:.2f}x the floor, "
+              f"{verdict} the goal of {FLOOR_GOAL}x")
+
+
+# ---------------------------------------------------------------------- main
+
+
+def _ints_from(minimum: int) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type: comma-separated integers, none below ``minimum``."""
+
+    def parse(text: str) -> tuple[int, ...]:
+        try:
+            numbers = tuple(int(part) for part in text.split(","))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated integers, got {text!r}"
+            ) from None
+        if not numbers or min(numbers) < minimum:
+            raise argparse.ArgumentTypeError(
+                f"expected integers of at least {minimum}, got {text!r}"
+            )
+        return numbers
+
+    return parse
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Benchmark eviction as the cache grows, and evict's cost per value."
+    )
+    parser.add_argument("--sizes", type=_ints_from(3), default=SIZES,
+                        help="nodes per emptied-parents run, comma-separated "
+                             "(default 10000,100000,1000000)")
+    parser.add_argument("--leaf-values", type=_ints_from(1), default=LEAF_VALUES,
+                        help="values per leaf of the per-value cache, comma-separated "
+                             "(default 100,1000,4000)")
+    parser.add_argument("--old", metavar="REV",
+                        help="also run impl/radix.py as it was at git revision REV")
+    parser.add_argument("--budget", type=float, default=BUDGET,
+                        help=f"CPU seconds of eviction a run may spend (default {BUDGET:g}); "
+                             f"past it the run is partial")
+    parser.add_argument("--repeats", type=int, default=REPEATS,
+                        help=f"runs of each figure, the best kept (default {REPEATS})")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run both patterns on every tree and print the tables; 0 on success."""
+    args = _parse(argv)
+    sizes = tuple(sorted(set(args.sizes)))
+    try:
+        chosen = trees(args.old)
+    except BenchError as error:
+        print(f"evict_bench: {error}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    print(f"evict_bench: Python {sys.version.split()[0]}; trees: "
+          f"{', '.join(tree.name for tree in chosen)}; ratios are measured in this run",
+          flush=True)
+
+    repeats = max(1, args.repeats)
+    results = bench_emptied_parents(chosen, sizes, args.budget, repeats)
+    print(f"\nemptied parents: each parent's two leaves evicted, then the parent; "
+          f"evict({CHUNK:,}, f) until empty; best of up to {repeats} runs, at most "
+          f"{args.budget:g} CPU s a run")
+    report_emptied_parents(chosen, results)
+
+    measured = []
+    for leaf_values in sorted(set(args.leaf_values)):
+        floor, per_value = bench_per_value(chosen, leaf_values, repeats)
+        measured.append((leaf_values, floor, per_value))
+    print(f"\nper value: {CACHE_VALUES:,} values at granule 1, evict(len(tree), f) of all; "
+          f"floor: f over the values from C; best of {repeats}")
+    report_per_value(chosen, measured)
+    print(f"\ntotal {time.perf_counter() - started:.1f} s of wall time")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
