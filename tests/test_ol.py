@@ -508,7 +508,7 @@ def test_the_gradescope_bundle_grades_a_submission_in_a_folder_of_its_own(tmp_pa
 def test_the_gradescope_bundle_writes_results_for_a_submission_it_cannot_grade(tmp_path):
     results = autograder(tmp_path, {"notes.txt": "I ran out of time"})
     assert results["score"] == 0 and results["tests"] == []
-    assert "Not graded: upload tl_ds/radix.py and tests/test_ds07_radix.py" in results["output"]
+    assert "Upload two files to this assignment: your tree, tl_ds/radix.py" in results["output"]
 
 
 def test_the_gradescope_bundle_never_overwrites_a_file(tmp_path):

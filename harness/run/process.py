@@ -133,7 +133,11 @@ class Worker:
                 box.put({"lost": True})
 
     def send(self, message: dict, fds: list[int] = ()) -> None:
-        socket.send_fds(self.channel, [json.dumps(message).encode()], list(fds))
+        try:
+            socket.send_fds(self.channel, [json.dumps(message).encode()], list(fds))
+        except OSError:
+            raise OlError("the runs' worker stopped unexpectedly; run the command again") \
+                from None
 
     def run(self, test: Side, tree: Side | None, timeout: float,
             cancel: threading.Event | None) -> Ended:
@@ -183,7 +187,7 @@ class Worker:
         return Ended(returncode, drain.lines(), drain.text(), drain.overflow)
 
     def stop(self, id: int) -> None:
-        with self.lock, contextlib.suppress(OSError):
+        with self.lock, contextlib.suppress(OlError):
             self.send({"kill": id})
 
     def close(self) -> None:

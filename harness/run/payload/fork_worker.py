@@ -117,7 +117,9 @@ def confine_namespaces(own: str) -> None:
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount(own, HOLD, None, MS_BIND | MS_REC)
     mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
-    os.makedirs(own)
+    if os.path.isdir(RUNS):  # the run folders live outside /tmp: hide them too
+        mount("tmpfs", RUNS, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+    os.makedirs(own, exist_ok=True)
     mount(HOLD, own, None, MS_MOVE)
     if os.path.isdir("/dev/shm"):
         mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
@@ -277,7 +279,12 @@ def main() -> None:
         ready, _, _ = select.select([channel], [], [], timeout)
         if ready:
             data, fds, _, _ = socket.recv_fds(channel, 1 << 20, 4)
-            if not data:
+            if not data:  # the engine has gone: so do its runs
+                for run in runs.values():
+                    for pid in run.pids:
+                        kill(pid)
+                if MODE == "uid" and runs:
+                    purge()
                 return
             request = json.loads(data)
             if "kill" in request:

@@ -1,0 +1,156 @@
+"""The sandbox every run of submission code gets: what a run can see, and what ol says of it.
+
+The bubblewrap tests skip, with the reason, where bubblewrap cannot start (no user
+namespaces); the uid sandbox is tested where ol runs as root and the sandbox user can read
+the interpreter, as in a grading container.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import ol
+from harness import engine
+from harness.project import ROOT, reference_source
+from harness.run import sandbox
+
+SANDBOX = engine.active_sandbox()
+needs_bwrap = pytest.mark.skipif(SANDBOX.mode != "bwrap",
+                                 reason=f"bubblewrap cannot start here ({SANDBOX.reason})")
+
+INSIDE = f"""
+import os, socket, sys
+import pytest
+
+def test_runs_as_an_unprivileged_user_without_proc_or_network():
+    assert os.getuid() == {sandbox.SANDBOX_UID}
+    assert os.listdir("/proc") == []
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", 22), timeout=1)
+
+def test_sees_neither_the_checkout_nor_ol_nor_other_runs():
+    assert not os.path.exists({str(ROOT)!r})
+    assert not os.path.exists(os.path.join({str(ROOT)!r}, "impl", "radix.py"))
+    for name in ("harness", "ol", "impl"):
+        with pytest.raises(ImportError):
+            __import__(name)
+    run = os.path.dirname(os.path.dirname(os.getcwd()))  # the cwd is run/test/home
+    runs = os.path.dirname(run)
+    assert os.listdir(runs) == [os.path.basename(run)]
+    assert os.listdir(run) == ["test"]
+    assert os.listdir("/tmp") in ([], [os.path.basename(runs)])
+
+def test_has_a_home_of_its_own():
+    assert os.environ["HOME"].endswith("/test/home")
+    with open(os.path.join(os.environ["HOME"], "scratch"), "w") as out:
+        out.write("mine")
+"""
+
+
+def sandboxed_run(tmp_path: Path, body: str) -> engine.RunResult:
+    test = tmp_path / "test_inside.py"
+    test.write_text(textwrap.dedent(body), encoding="utf-8")
+    return engine.run_suite(engine.Suite(files=(test,), proxy=()), reference_source(),
+                            timeout=120, trusted=True)
+
+
+@needs_bwrap
+def test_a_sandboxed_run_sees_only_its_own_folder_and_no_process_or_network(tmp_path):
+    run = sandboxed_run(tmp_path, INSIDE)
+    assert run.all_passed, run.output
+
+
+@needs_bwrap
+def test_the_tree_runs_beside_the_tests_not_under_them(tmp_path):
+    run = sandboxed_run(tmp_path, """
+        import os
+        from tl_ds.radix import RadixTree
+
+        def test_the_tree_is_no_child_of_the_tests():
+            tree = RadixTree(1)
+            tree.insert([1], [os.getpid()])
+            assert os.getpid() == 1  # the first process of the test side's namespace
+            assert os.listdir("/proc") == []
+        """)
+    assert run.all_passed, run.output
+
+
+def test_a_sandbox_that_cannot_start_is_said_in_one_line(monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap_binary", lambda: "/bin/false")
+    sandbox.choose.cache_clear()
+    try:
+        with pytest.raises(ol.OlError, match="cannot start here") as raised:
+            sandbox.choose("bwrap")
+        assert "\n" not in str(raised.value)
+        assert sandbox.choose("auto").mode in ("uid", "none")
+    finally:
+        sandbox.choose.cache_clear()
+
+
+@pytest.fixture
+def unsandboxed():
+    engine.set_sandbox("none")
+    yield
+    engine.set_sandbox("auto")
+
+
+def test_ol_grade_refuses_where_no_sandbox_can_start(unsandboxed, tmp_path, capsys):
+    code = ol.main(["grade", "ds.07", str(ROOT / "examples" / "passing"), "--out",
+                    str(tmp_path / "out")])
+    assert code == ol.ExitCode.BAD_INPUT
+    err = capsys.readouterr().err
+    assert "grades only in a sandbox" in err and "bubblewrap" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_ol_check_says_in_one_line_that_it_ran_unsandboxed(unsandboxed, tmp_path, capsys):
+    workspace = tmp_path / "ws"
+    assert ol.main(["start", "ds.07", "--workspace", str(workspace)]) == 0
+    (workspace / "tests" / "test_ds07_radix.py").write_text(
+        "from tl_ds.radix import RadixTree\n\ndef test_split_by_hand():\n"
+        "    assert RadixTree(1).is_empty()\n")
+    ol.main(["check", "ds.07", "--workspace", str(workspace)])
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if line.startswith("note: ran unsandboxed")]
+
+
+def test_check_with_require_sandbox_refuses_without_one(unsandboxed, capsys):
+    code = ol.main(["check", "ds.07", "--workspace", str(ROOT / "examples" / "passing"),
+                    "--require-sandbox"])
+    assert code == ol.ExitCode.BAD_INPUT
+    assert "grades only in a sandbox" in capsys.readouterr().err
+
+
+UID_PROBLEM = sandbox.uid_problem()
+
+
+@pytest.mark.skipif(UID_PROBLEM is not None, reason=f"no uid sandbox here: {UID_PROBLEM}")
+def test_the_uid_sandbox_runs_tests_as_another_user_and_ends_all_they_started(tmp_path):
+    engine.set_sandbox("uid")
+    try:
+        marker = f"ol-uid-{tmp_path.name}"
+        run = sandboxed_run(tmp_path, f"""
+            import os, subprocess
+            import pytest
+            from tl_ds.radix import RadixTree
+
+            def test_runs_as_the_sandbox_user_and_cannot_read_the_tree():
+                assert os.getuid() == {sandbox.SANDBOX_UID}
+                run = os.path.dirname(os.path.dirname(os.getcwd()))
+                with pytest.raises(PermissionError):
+                    os.listdir(os.path.join(run, "tree"))
+                assert RadixTree(1).is_empty()
+
+            def test_leaves_a_process_and_a_file():
+                subprocess.Popen(["sleep", "309.5"], start_new_session=True)
+                open("/tmp/{marker}", "w").write("x")
+            """)
+        assert run.all_passed, run.output
+        assert not (Path("/tmp") / marker).exists()
+        import subprocess
+        assert subprocess.run(["pgrep", "-f", "sleep 309.5"], capture_output=True).stdout == b""
+    finally:
+        engine.set_sandbox("auto")
