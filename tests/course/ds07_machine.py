@@ -7,11 +7,12 @@ unlocks and accessors reach nodes that later split, get evicted, or have their s
 reused) or from the nodes the tree holds now (so locks and unlocks reach live leaves and
 inner nodes often). Each example starts from a short scripted tree (a fan of leaves of
 different ages under one parent, a locked leaf among older and newer ones, a chain split
-twice) and draws its tokens from small ids or from the ends of the 32-bit range. Two
+twice) and draws its tokens from small ids or from the ends of the 32-bit range. Three
 rules build what the chapter's pitfalls need in one step: a lock held around an
-eviction, and a parent emptied by eviction while every other leaf is locked, after which
-all rejoin the list by stamp. Hypothesis switches some rules off in each example (swarm
-testing), so the others run more often.
+eviction; a parent emptied by eviction while every other leaf is locked, after which all
+rejoin the list by stamp; a parent matched, then emptied among older and newer leaves.
+Hypothesis switches some rules off in each example (swarm testing), so the others run
+more often.
 
 After every step the invariant compares every observable of the tree with the model:
 the structure as the prefixes its nodes end, keys, values, lock counts, children,
@@ -349,6 +350,24 @@ class RadixMachine(RuleBasedStateMachine):
                    if all(child in listed for child in model.children(parent))]
         if parents:
             self.empty(parents[pick % len(parents)], pick)
+
+    @rule(pick=PICKS)
+    def evict_until_a_parent_empties(self, pick):
+        """Match a parent of unlocked leaves, the newest use of all, then evict the oldest
+        leaf until the parent has no child: it joins the list at the newest end, after
+        leaves that are older than it but newer than its children."""
+        self.step()
+        model = self.model
+        listed = model.lru_order()
+        parents = sorted({model.parent(leaf) for leaf in listed} - {()})
+        parents = [parent for parent in parents
+                   if all(child in listed for child in model.children(parent))]
+        if not parents:
+            return
+        parent = parents[pick % len(parents)]
+        self.match_key(parent)
+        while model.children(parent):
+            self.evict_n(1)
 
     def empty(self, parent: tuple[int, ...], turn: int) -> None:
         """Lock every listed leaf outside ``parent``, evict its leaves one at a time, and
