@@ -45,7 +45,8 @@ def base_name(record: TestRecord) -> str:
 
 def message(record: TestRecord, lines: int = 1) -> str:
     """The failure's own words: its first ``lines`` ``E`` lines, or the text's last lines."""
-    said = [line[1:].strip() for line in record.text.splitlines() if line.startswith("E ")]
+    said = [line[1:].removeprefix("   ").rstrip() for line in record.text.splitlines()
+            if line.startswith("E ")]  # pytest's "E   ", and no more: code keeps its indent
     said = [line for line in said if line] or [
         line.strip() for line in record.text.strip().splitlines()[-lines:]]
     return "\n".join(said[:lines]) if said else (record.exception or record.outcome)
