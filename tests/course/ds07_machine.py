@@ -251,30 +251,34 @@ class RadixMachine(RuleBasedStateMachine):
         self.step()
         return self.insert_key(self.whole_runs(base[:cut * self.granule] + self.tokens(tail)))
 
-    @rule(target=keys, pick=PICKS, cut=st.none() | CUTS, tail=TAILS)
-    def insert_below(self, pick, cut, tail):
-        """Insert next to a prefix the tree holds now: whole, or cut inside its last edge."""
-        self.step()
+    def near(self, pick: int, cut: int | None, twist: bool) -> tuple[int, ...]:
+        """A prefix the tree holds now: whole or cut by ``cut`` runs, its last token changed
+        when ``twist`` (so at granule 2 a key can differ from a stored run in its second
+        token only)."""
         found = self.live(pick)
         base = found[1] if found else ()
         if cut is not None:
             base = base[:len(base) - cut * self.granule]
-        return self.insert_key(self.whole_runs(base + self.tokens(tail)))
+        if twist and base:
+            base = (*base[:-1], self.alphabet[(self.alphabet.index(base[-1]) + 1) % 3])
+        return base
+
+    @rule(target=keys, pick=PICKS, cut=st.none() | CUTS, twist=st.booleans(), tail=TAILS)
+    def insert_below(self, pick, cut, twist, tail):
+        """Insert next to a prefix the tree holds now: whole, or cut inside its edges."""
+        self.step()
+        return self.insert_key(self.whole_runs(self.near(pick, cut, twist) + self.tokens(tail)))
 
     @rule(target=nodes, base=keys, cut=CUTS, tail=TAILS)
     def match_prefix(self, base, cut, tail):
         self.step()
         return multiple(*self.match_key(base[:cut * self.granule] + self.tokens(tail)))
 
-    @rule(target=nodes, pick=PICKS, cut=st.none() | CUTS, tail=TAILS)
-    def match_below(self, pick, cut, tail):
+    @rule(target=nodes, pick=PICKS, cut=st.none() | CUTS, twist=st.booleans(), tail=TAILS)
+    def match_below(self, pick, cut, twist, tail):
         """Match a prefix the tree holds now: whole, cut inside its edges, or extended."""
         self.step()
-        found = self.live(pick)
-        base = found[1] if found else ()
-        if cut is not None:
-            base = base[:len(base) - cut * self.granule]
-        return multiple(*self.match_key(base + self.tokens(tail)))
+        return multiple(*self.match_key(self.near(pick, cut, twist) + self.tokens(tail)))
 
     @rule(target=locked, node=nodes)
     def lock(self, node):
