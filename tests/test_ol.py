@@ -228,7 +228,10 @@ def test_check_fails_the_failing_example_and_says_why(checked):
     assert "FAIL    locks_pin_the_path" in out
     assert "model_based_against_a_naive_map failed" in out
     assert "def test_replay_of_the_model_test():" in out
-    assert "\n            yield from nodes(child)\n" in out  # pasted, it runs: indents kept
+    lines = out.splitlines()
+    loop = next(index for index, line in enumerate(lines) if "for child in tree" in line)
+    indent = len(lines[loop]) - len(lines[loop].lstrip())
+    assert lines[loop + 2] == " " * (indent + 4) + "yield from nodes(child)"  # indents kept
     assert "on the reference: 4 pass, 0 fail; on the second correct tree: 3 pass, 1 fails" in out
     assert "INVALID new_nodes_take_the_next_ids fails on the second correct tree" in out
     assert "when run again" not in out
