@@ -191,11 +191,14 @@ class Worker:
             self.send({"kill": id})
 
     def close(self) -> None:
-        if self.process is not None:
+        """Stop the worker (closing its channel ends it and its runs), also half-started."""
+        if self.channel is not None:
             with contextlib.suppress(OSError):
                 self.channel.close()
+            self.channel = None
+        if self.process is not None:
             try:
-                self.process.wait(timeout=5)
+                self.process.wait(timeout=5 if self.process.poll() is None else 0)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
