@@ -60,6 +60,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prefix_bench import ints_from  # beside this file
+
 REPO = Path(__file__).resolve().parent.parent
 
 SIZES = (10_000, 100_000, 1_000_000)
@@ -301,33 +303,14 @@ def report_per_value(chosen: list[Tree],
 # ---------------------------------------------------------------------- main
 
 
-def _ints_from(minimum: int) -> Callable[[str], tuple[int, ...]]:
-    """An argparse type: comma-separated integers, none below ``minimum``."""
-
-    def parse(text: str) -> tuple[int, ...]:
-        try:
-            numbers = tuple(int(part) for part in text.split(","))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected comma-separated integers, got {text!r}"
-            ) from None
-        if not numbers or min(numbers) < minimum:
-            raise argparse.ArgumentTypeError(
-                f"expected integers of at least {minimum}, got {text!r}"
-            )
-        return numbers
-
-    return parse
-
-
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="Benchmark eviction as the cache grows, and evict's cost per value."
     )
-    parser.add_argument("--sizes", type=_ints_from(3), default=SIZES,
+    parser.add_argument("--sizes", type=ints_from(3), default=SIZES,
                         help="nodes per emptied-parents run, comma-separated "
                              "(default 10000,100000,1000000)")
-    parser.add_argument("--leaf-values", type=_ints_from(1), default=LEAF_VALUES,
+    parser.add_argument("--leaf-values", type=ints_from(1), default=LEAF_VALUES,
                         help="values per leaf of the per-value cache, comma-separated "
                              "(default 100,1000,4000)")
     parser.add_argument("--old", metavar="REV",

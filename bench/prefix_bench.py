@@ -560,16 +560,26 @@ def _implementations() -> tuple[Callable[[int], Cache], Callable[[int], Cache]]:
     return RadixTree, PrefixModel
 
 
-def _positive_ints(text: str) -> tuple[int, ...]:
-    try:
-        numbers = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {text!r}"
-        ) from None
-    if not numbers or min(numbers) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return numbers
+def ints_from(minimum: int) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type: comma-separated integers, none below ``minimum``."""
+
+    def parse(text: str) -> tuple[int, ...]:
+        try:
+            numbers = tuple(int(part) for part in text.split(","))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated integers, got {text!r}"
+            ) from None
+        if not numbers or min(numbers) < minimum:
+            raise argparse.ArgumentTypeError(
+                f"expected integers of at least {minimum}, got {text!r}"
+            )
+        return numbers
+
+    return parse
+
+
+_positive_ints = ints_from(1)
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -341,17 +341,20 @@ class RadixMachine(RuleBasedStateMachine):
         self.model.unlock(prefix)
         self.call(f"tree.unlock({self.name(node)})", self.tree.unlock, node)
 
+    def parents_of_listed_leaves(self) -> list:
+        """The parents (not the root) whose children are all unlocked leaves, sorted."""
+        listed = self.model.lru_order()
+        parents = sorted({self.model.parent(leaf) for leaf in listed} - {()})
+        return [parent for parent in parents
+                if all(child in listed for child in self.model.children(parent))]
+
     @rule(pick=PICKS)
     def evict_a_parent_among_locked_leaves(self, pick):
         """Empty one parent of unlocked leaves while every other listed leaf is locked, then
         unlock those: the parent rejoins the list by its own stamp among older and newer
         leaves, each of which rejoins by its stamp in turn."""
         self.step()
-        model = self.model
-        listed = model.lru_order()
-        parents = sorted({model.parent(leaf) for leaf in listed} - {()})
-        parents = [parent for parent in parents
-                   if all(child in listed for child in model.children(parent))]
+        parents = self.parents_of_listed_leaves()
         if parents:
             self.empty(parents[pick % len(parents)], pick)
 
@@ -361,16 +364,12 @@ class RadixMachine(RuleBasedStateMachine):
         leaf until the parent has no child: it joins the list at the newest end, after
         leaves that are older than it but newer than its children."""
         self.step()
-        model = self.model
-        listed = model.lru_order()
-        parents = sorted({model.parent(leaf) for leaf in listed} - {()})
-        parents = [parent for parent in parents
-                   if all(child in listed for child in model.children(parent))]
+        parents = self.parents_of_listed_leaves()
         if not parents:
             return
         parent = parents[pick % len(parents)]
         self.match_key(parent)
-        while model.children(parent):
+        while self.model.children(parent):
             self.evict_n(1)
 
     def empty(self, parent: tuple[int, ...], turn: int) -> None:
