@@ -21,6 +21,7 @@ expected, or which loads a plugin of its own is a crash, whatever its exit statu
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import enum
 import json
 import os
@@ -33,7 +34,7 @@ from pathlib import Path
 
 from harness.measure import Coverage, from_record
 from harness.run import sandbox
-from harness.run.process import Cancelled, Runner, Side
+from harness.run.process import Runner, Side
 
 PAYLOAD = sandbox.PAYLOAD
 RECORDER = PAYLOAD / "ol_recorder.py"
@@ -43,7 +44,6 @@ PROBE_COVERAGE = PAYLOAD / "coverage_probe.py"
 OUTPUT_LIMIT = 64_000
 PYTEST_EXIT_OK = (0, 1)  # all passed; some failed
 TEST_TIMEOUT = "TestTimeout"  # the exception type of a test stopped at its own limit
-__all__ = ["Cancelled"]
 
 
 class Status(enum.Enum):
@@ -162,15 +162,9 @@ def run_suite(suite: Suite, implementation: str, *, timeout: float, test_limit: 
             return RunResult(Status.CRASH, seconds=seconds, output=ended.output,
                              detail="the run wrote more records than any suite needs")
         result = judge(ended.records, ended.returncode, expected, seconds, ended.output)
-        return result if coverage is None else replace_coverage(result, coverage)
+        return result if coverage is None else dataclasses.replace(result, coverage=coverage)
     finally:
         shutil.rmtree(run, ignore_errors=True)
-
-
-def replace_coverage(result: RunResult, coverage: Coverage) -> RunResult:
-    import dataclasses
-
-    return dataclasses.replace(result, coverage=coverage)
 
 
 def read_coverage(path: Path) -> Coverage:
@@ -190,12 +184,12 @@ def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, f
     support.mkdir(parents=True)
     if suite.proxy is None:
         write_package(test / "impl", implementation)
-        copy_item(PROBE_COVERAGE, support / PROBE_COVERAGE.name)
     else:
         proxy = PROXY.read_text(encoding="utf-8") + (VIEW_METHOD if suite.proxy else "")
         write_package(test / "impl", proxy)
         shutil.copy(WIRE, support / WIRE.name)
-    shutil.copy(RECORDER, support / RECORDER.name)
+    for item in (RECORDER, PROBE_COVERAGE):  # the recorder measures through coverage_probe
+        shutil.copy(item, support / item.name)
     for item in suite.support:
         copy_item(item, support / item.name)
     tests = test / "tests"

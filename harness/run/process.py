@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import OlError
-from harness.run.sandbox import Sandbox
+from harness.run.sandbox import SANDBOX_UID, Sandbox
 
 OUTPUT_LIMIT = 64_000       # characters of a run's output kept
 RECORDS_LIMIT = 32 << 20    # bytes of records a run may write; more is a crash
@@ -251,9 +251,6 @@ class Drain(threading.Thread):
 
     def text(self) -> str:
         return self.sockets[self.output].decode("utf-8", "replace")[:OUTPUT_LIMIT]
-
-
-SANDBOX_UID = int(os.environ.get("OL_SANDBOX_UID", "65534"))
 
 
 class Runner:
