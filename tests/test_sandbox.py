@@ -67,12 +67,15 @@ def test_a_sandboxed_run_sees_only_its_own_folder_and_no_process_or_network(tmp_
 def test_the_tree_runs_beside_the_tests_not_under_them(tmp_path):
     run = sandboxed_run(tmp_path, """
         import os
+        import pytest
         from tl_ds.radix import RadixTree
 
         def test_the_tree_is_no_child_of_the_tests():
             tree = RadixTree(1)
             tree.insert([1], [os.getpid()])
-            assert os.getpid() == 1  # the first process of the test side's namespace
+            assert tree.values(1) == [1]  # the first process of the test side's namespace
+            with pytest.raises(ChildProcessError):  # the live tree is no child of ours
+                os.waitpid(-1, os.WNOHANG)
             assert os.listdir("/proc") == []
         """)
     assert run.all_passed, run.output

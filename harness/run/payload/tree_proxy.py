@@ -80,8 +80,7 @@ class _Channel:
         line, fds, _, _ = _socket.recv_fds(self.control, 64, 1)
         if not line.startswith(b"ready") or len(fds) != 1:
             raise _TreeStopped("the tree's process could not be started")
-        self.data = _socket.socket(fileno=fds[0])
-        self.data.setblocking(False)
+        self.data = _socket.socket(fileno=fds[0])  # blocking; reads poll with MSG_DONTWAIT
         self.generation += 1
         self.pending = b""
 
@@ -105,9 +104,7 @@ class _Channel:
         if self.data is None:
             raise _TreeStopped("the tree's process has stopped")
         try:
-            self.data.setblocking(True)
             self.data.sendall((_json.dumps(request) + "\n").encode())
-            self.data.setblocking(False)
         except OSError:
             raise _TreeStopped(self.ended()) from None
         reply = self.read_line()
@@ -146,7 +143,7 @@ class _Channel:
         end = _time.perf_counter() + _SPIN
         while True:
             try:
-                return self.data.recv(1 << 20)
+                return self.data.recv(1 << 20, _socket.MSG_DONTWAIT)
             except BlockingIOError:
                 if _time.perf_counter() > end:
                     return None
