@@ -41,7 +41,6 @@ RECORDER = PAYLOAD / "ol_recorder.py"
 PROXY = PAYLOAD / "tree_proxy.py"
 WIRE = PAYLOAD / "tree_wire.py"
 PROBE_COVERAGE = PAYLOAD / "coverage_probe.py"
-OUTPUT_LIMIT = 64_000
 PYTEST_EXIT_OK = (0, 1)  # all passed; some failed
 TEST_TIMEOUT = "TestTimeout"  # the exception type of a test stopped at its own limit
 
@@ -77,7 +76,7 @@ class RunResult:
     records: tuple[TestRecord, ...] = ()
     seconds: float = 0.0
     detail: str = ""              # why the status is what it is, for a person
-    output: str = ""              # pytest's own output, cut at OUTPUT_LIMIT
+    output: str = ""              # pytest's own output, cut at process.OUTPUT_LIMIT
     coverage: Coverage | None = None  # of the tree's radix.py, when the suite measured it
 
     @property

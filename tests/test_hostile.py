@@ -23,8 +23,9 @@ from conftest import git_status
 
 import ol
 from harness import engine, grading
-from harness.engine import OUTPUT_LIMIT, Status
+from harness.engine import Status
 from harness.project import ROOT, SECOND, reference_source
+from harness.run.process import OUTPUT_LIMIT
 from harness.scan import scan
 from harness.workspace import Workspace
 

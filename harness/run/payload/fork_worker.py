@@ -47,7 +47,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 FD, MODE, RUNS, LIB = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 SANDBOX_UID = int(os.environ.get("OL_SANDBOX_UID", "65534"))
-sys.path[:0] = [path for path in (LIB, HERE) if path]
+sys.path[:0] = [path for path in (*LIB.split(os.pathsep), HERE) if path]
 
 import pytest  # noqa: E402 - after the path is set
 import tree_server  # noqa: E402
