@@ -77,6 +77,7 @@ class Worker:
         self.channel: socket.socket | None = None
         self.next_id = 0
         self.waiting: dict[int, queue.SimpleQueue] = {}
+        self.errors = None  # the worker's standard error, read when it fails
 
     def start(self) -> socket.socket:
         if self.process is not None and self.process.poll() is None:
@@ -104,14 +105,12 @@ class Worker:
         if "hello" not in hello:
             self.process.kill()
             self.process.wait()
-            errors.seek(0)
-            said = errors.read().decode(errors="replace").strip().splitlines()
             raise OlError(f"the {self.sandbox.mode} sandbox did not start here: "
-                          f"{said[-1] if said else 'it said nothing'}. Install bubblewrap "
+                          f"{last_line(errors)}. Install bubblewrap "
                           "(the system's bwrap package) or run as a user allowed to make user "
                           "namespaces; OL_SANDBOX=none runs without a sandbox")
         ours.settimeout(None)
-        self.channel = ours
+        self.channel, self.errors = ours, errors
         threading.Thread(target=self.read, args=(ours,), daemon=True).start()
         return ours
 
@@ -173,8 +172,13 @@ class Worker:
                     elif stopped and time.monotonic() >= deadline:
                         break
                     continue
+                if "unstarted" in message:
+                    raise OlError(f"a run could not start here ({message['unstarted']}): the "
+                                  "machine is short of memory or processes. Run the command "
+                                  "again, with fewer --jobs")
                 if message.get("lost"):
-                    raise OlError("the runs' worker stopped unexpectedly; run the command again")
+                    raise OlError("the runs' worker stopped unexpectedly "
+                                  f"({last_line(self.errors)}); run the command again")
                 returncode = None if stopped else message["exit"]
                 break
         except BaseException:
@@ -203,6 +207,16 @@ class Worker:
                 self.process.kill()
                 self.process.wait()
             self.process = None
+
+
+def last_line(errors) -> str:
+    """The last line a worker wrote to its standard error (a temporary file)."""
+    try:
+        errors.seek(0)
+        said = errors.read().decode(errors="replace").strip().splitlines()
+    except (AttributeError, OSError, ValueError):
+        said = []
+    return said[-1] if said else "it said nothing"
 
 
 class Drain(threading.Thread):

@@ -12,6 +12,8 @@ same freshly imported state. Protocol, one JSON object per message:
     worker -> engine   {"id": 7, "exit": 1}             run 7 ended: the exit code of its
                                                         tests, or -signal; every process of
                                                         it, on both sides, is gone
+    worker -> engine   {"id": 7, "unstarted": "why"}    run 7 could not be forked (memory,
+                                                        processes); nothing of it runs
 
 A SIDE is {"root": folder, "cwd", "env", "limits", "argv", "main": "pytest" | "probe" |
 "tree", "trusted": bool, "measure": bool}. The test side of a run gets the records socket
@@ -294,24 +296,39 @@ def main() -> None:
                 for fd in fds:
                     os.close(fd)
                 continue
-            records, output = fds
-            tree, control = None, None
-            if request["tree"] is not None:
-                control, far = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-                tree = start_side(request["tree"], {1: output, 2: output, 4: far.fileno()})
-                far.close()
-            wanted = {1: output, 2: output, 3: records}
-            if control is not None:
-                wanted[4] = control.fileno()
-            test = start_side(request["run"], wanted)
-            for fd in fds:
-                os.close(fd)
-            if control is not None:
-                control.close()
-            run = runs[request["id"]] = Run(request["id"], test, tree)
+            run = Run(request["id"], None, None)
+            try:
+                start_run(run, request, fds)
+            except OSError as error:  # no fork here (memory, processes): the run never was
+                for pid in run.pids:
+                    kill(pid)
+                    os.waitpid(pid, 0)
+                channel.send(json.dumps({"id": run.id, "unstarted": str(error)}).encode())
+                continue
+            runs[run.id] = run
             for pid in run.pids:
                 owner[pid] = run
         reap(runs, owner, channel)
+
+
+def start_run(run: Run, request: dict, fds: list[int]) -> None:
+    """Fork the run's sides: the tree first, when there is one, then the tests."""
+    records, output = fds
+    control = None
+    try:
+        if request["tree"] is not None:
+            control, far = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            with far:
+                run.tree = start_side(request["tree"], {1: output, 2: output, 4: far.fileno()})
+        wanted = {1: output, 2: output, 3: records}
+        if control is not None:
+            wanted[4] = control.fileno()
+        run.test = start_side(request["run"], wanted)
+    finally:
+        for fd in fds:
+            os.close(fd)
+        if control is not None:
+            control.close()
 
 
 def kill(pid: int) -> None:
