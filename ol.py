@@ -10,20 +10,34 @@ from __future__ import annotations
 import argparse
 import difflib
 import enum
+import io
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import audit, batch, bundle, catalog, engine, grading, mutation
-from harness import reports as reports_module
-from harness import workspace as workspace_module
-from harness.course import REQUIRED_TESTS, THRESHOLD_PERCENT, load_course_tests, needed
+from harness import audit
+from harness.chapter import (
+    COURSE_TEST_NAMES,
+    EQUIVALENTS,
+    MODULES,
+    REQUIRED_NAMES,
+    REQUIRED_PITFALL,
+    REQUIRED_TESTS,
+    THRESHOLD_PERCENT,
+    reference_source,
+)
+from harness.chapter import ROOT as PROJECT
 from harness.errors import OlError
-from harness.project import COURSE_TEST_NAMES, EQUIVALENTS, MODULES, reference_source
-from harness.project import ROOT as PROJECT
-from harness.render import short, table
+from harness.grade import catalog, grading, mutation
+from harness.grade import workspace as workspace_module
+from harness.grade.course import load_course_tests, needed
+from harness.report import batch, bundle
+from harness.report import files as reports_module
+from harness.report.render import short, show_check, show_matrix, table, verdict
 from harness.run import sandbox
+from harness.run.engine import Engine, cores
 
 
 class ExitCode(enum.IntEnum):
@@ -40,81 +54,45 @@ class Parser(argparse.ArgumentParser):
         raise OlError(f"{message}. Run `ol --help` for the commands and their options.")
 
 
-def build_parser() -> Parser:
-    parser = Parser(prog="ol", description="The ds.07 grading harness: start, tdd, check, diff.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+@dataclass(frozen=True)
+class Argument:
+    """One argument of a command, as argparse's add_argument takes it."""
 
-    def command(name: str, help: str, workspace: bool = True) -> Parser:
-        sub = commands.add_parser(name, help=help, description=help)
-        if name == "tdd":
-            sub.add_argument("phase", choices=("red", "green"),
-                             help="red: your tests against the stub; green: against your tree")
-        sub.add_argument("module", help="the module id: ds.07")
-        if workspace:
-            sub.add_argument("--workspace", type=Path, default=workspace_module.DEFAULT,
-                             metavar="DIR", help="your workspace (default: ./workspace)")
-        return sub
+    flags: tuple[str, ...]
+    options: dict = field(default_factory=dict)
 
-    command("start", "create a workspace: the stub tl_ds/radix.py and a test file to fill")
-    command("tests", "the 11 course tests and what your own tests must do", workspace=False)
-    tdd = command("tdd", "run your tests: red against the stub, green against your tree")
-    check = command("check", "grade: the course tests on your tree, your tests on the mutants")
-    check.add_argument("--jobs", type=int, default=None, metavar="N",
-                       help="runs at once (default: one per core)")
-    check.add_argument("--report", type=Path, default=None, metavar="DIR",
-                       help="also write results.json (Gradescope), junit.xml, mutation.html "
-                            "and, for staff, mutation.json (Stryker) into DIR, a new or "
-                            "empty folder")
-    check.add_argument("--missed", action="store_true",
-                       help="list the lines and branches of your radix.py your tests never run")
-    check.add_argument("--require-sandbox", action="store_true",
-                       help="staff: refuse to grade (exit 2) where no sandbox can start")
-    diff = command("diff", "your tree against the reference, once the course tests pass")
-    grade = command("grade", "staff: grade many workspaces, a report folder each and a "
-                    "summary", workspace=False)
-    grade.add_argument("submissions", nargs="+", type=Path, metavar="DIR",
-                       help="the workspaces to grade (each holds tl_ds/radix.py and tests/)")
-    grade.add_argument("--jobs", type=int, default=None, metavar="N",
-                       help="submissions graded at once (default: one per two cores)")
-    grade.add_argument("--out", type=Path, default=Path("ol-grades"), metavar="DIR",
-                       help="a new or empty folder for the reports and the summary "
-                            "(default: ./ol-grades)")
-    mutants = command("mutants", "staff: the kill matrix of the course suite against the "
-                      "18 mutants", workspace=False)
-    audit_command = command("audit", "staff: the course suite against the audit catalog "
-                            "(mutants/audit/), then mutmut and coverage of the reference, "
-                            "survivors explained by mutants/equivalent.toml", workspace=False)
-    audit_command.add_argument("--jobs", type=int, default=None, metavar="N",
-                               help="mutants run at once (default: one per core)")
-    audit_command.add_argument("--catalog-only", action="store_true",
-                               help="only the audit catalog, without mutmut and coverage")
-    audit_command.add_argument("--seeds", type=int, default=None, metavar="K",
-                               help="instead: the model test alone with K seeds against the "
-                                    "chapter's mutants and the audit catalog, the share of "
-                                    "seeds that kill each")
-    bundle_command = commands.add_parser(
-        "gradescope-bundle", help="staff: write the Gradescope autograder zip",
-        description="staff: write the Gradescope autograder zip (setup.sh, run_autograder "
-                    "and ol itself) to a new file")
-    bundle_command.add_argument("out", type=Path, metavar="OUT.zip", help="a file that does "
-                                "not exist yet")
-    for sub in (check, grade):
-        sub.add_argument("--audience", choices=reports_module.AUDIENCES, default="student",
-                         help="what reports show: student (default): statuses, killing tests "
-                              "and hints; staff: also the reference source and the diffs")
-        sub.add_argument("--refuse-flagged", action="store_true",
-                         help="staff: refuse to grade a test file the static scan flags (the "
-                              "scan is a lint; the sandbox is what contains the tests)")
-    for sub in (tdd, check, diff, mutants, grade):
-        sub.add_argument("--sandbox", choices=sandbox.MODES, default=None,
-                         help="how runs of submission code are confined: auto (default: the "
-                              "strongest that starts here), bwrap, uid (as root, a separate "
-                              "user) or none")
-    for sub in (check, mutants, grade):
-        sub.add_argument("--isolation", choices=("fast", "strict"), default=None,
-                         help="fast: fork each run from a warm worker (the default where "
-                              "fork exists); strict: a fresh interpreter per run")
-    return parser
+
+@dataclass(frozen=True)
+class Command:
+    """One command: its name, its help, its arguments in order, and its handler."""
+
+    name: str
+    help: str
+    handler: Callable[[argparse.Namespace, Engine], int]
+    arguments: tuple[Argument, ...]
+    description: str = ""  # the help, unless the command says more on its own page
+
+
+def argument(*flags: str, **options) -> Argument:
+    return Argument(flags, options)
+
+
+MODULE = argument("module", help="the module id: ds.07")
+WORKSPACE = argument("--workspace", type=Path, default=workspace_module.DEFAULT, metavar="DIR",
+                     help="your workspace (default: ./workspace)")
+SANDBOX = argument("--sandbox", choices=sandbox.MODES, default=None,
+                   help="how runs of submission code are confined: auto (default: the "
+                        "strongest that starts here), bwrap, uid (as root, a separate user) "
+                        "or none")
+ISOLATION = argument("--isolation", choices=("fast", "strict"), default=None,
+                     help="fast: fork each run from a warm worker (the default where fork "
+                          "exists); strict: a fresh interpreter per run")
+AUDIENCE = argument("--audience", choices=reports_module.AUDIENCES, default="student",
+                    help="what reports show: student (default): statuses, killing tests and "
+                         "hints; staff: also the reference source and the diffs")
+REFUSE_FLAGGED = argument("--refuse-flagged", action="store_true",
+                          help="staff: refuse to grade a test file the static scan flags (the "
+                               "scan is a lint; the sandbox is what contains the tests)")
 
 
 def check_module(module: str) -> None:
@@ -123,14 +101,14 @@ def check_module(module: str) -> None:
                       f"Run e.g. `ol tests ds.07`.")
 
 
-def cmd_mutants(args: argparse.Namespace) -> int:
+def cmd_mutants(args: argparse.Namespace, engine: Engine) -> int:
     """The course suite against every planted mutant: who kills what."""
     check_module(args.module)
     mutants = catalog.load_catalog()
     suite = mutation.course_suite("verdict")
     print(f"ol mutants {args.module}: the {len(COURSE_TEST_NAMES)} course tests against "
           f"the {len(mutants)} planted mutants")
-    baseline = mutation.prove_wiring(suite, reference_source(), mutation.COURSE_IDS)
+    baseline = mutation.prove_wiring(engine, suite, reference_source(), mutation.COURSE_IDS)
     print(f"wiring: the course tests pass on the reference ({len(baseline.records)} tests, "
           f"{baseline.seconds:.1f} s) and kill the placebo")
     limits = mutation.Limits.from_reference(baseline)
@@ -138,30 +116,14 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     progress = Progress()
     try:
         results = mutation.run_mutants(
-            suite, mutants, limits, mutation.COURSE_IDS,
+            engine, suite, mutants, limits, mutation.COURSE_IDS,
             lambda done: progress(f"mutant {done.mutant.id}: "
                                   f"{'killed' if done.killed else 'survived'}"))
     finally:
         progress.close()
-    width = max(len(result.mutant.title) for result in results)
-    print(f"\n{'id':<4} {'pitfall':<{width}}  caught_by  killed by")
-    complete = 0
-    for result in results:
-        missing = [name for name in result.mutant.caught_by if name not in result.killers]
-        if result.run.status is not mutation.Status.OK:
-            missing = []  # a timeout or crash stops every test at once
-        verdict = "yes" if result.killed and not missing else "NO"
-        complete += verdict == "yes"
-        killers = ", ".join(map(short, result.killers)) or result.killed_by or "nothing"
-        if result.run.status is not mutation.Status.OK:
-            killers = result.run.status.value
-        print(f"{result.mutant.id:<4} {result.mutant.title:<{width}}  {verdict:<9}  {killers}")
-        if missing:
-            print(f"{'':<4} {'':<{width}}  {'':<9}  missed by {', '.join(map(short, missing))}")
-    killed = sum(result.killed for result in results)
-    print(f"\n{killed} of {len(results)} mutants killed; {complete} of {len(results)} killed by "
-          f"every course test their caught_by names.")
-    return ExitCode.PASSED if complete == len(results) else ExitCode.NOT_PASSED
+    rows = mutation.kill_matrix(results)
+    show_matrix(rows)
+    return ExitCode.PASSED if all(row.complete for row in rows) else ExitCode.NOT_PASSED
 
 
 def open_workspace(args: argparse.Namespace) -> workspace_module.Workspace:
@@ -188,7 +150,7 @@ class Progress:
             sys.stderr.flush()
 
 
-def cmd_audit(args: argparse.Namespace) -> int:
+def cmd_audit(args: argparse.Namespace, engine: Engine) -> int:
     """The audit catalog (or the seeds), then mutmut and coverage of the reference."""
     check_module(args.module)
     if args.jobs is not None and args.jobs < 1:
@@ -199,13 +161,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if args.seeds is not None:
             print(f"ol audit ds.07 --seeds {args.seeds}: the model test alone, "
                   f"{args.seeds} seeds instead of the derandomized one")
-            seeded = audit.run_seeds(catalog.load_catalog(), audit_mutants, reference_source(),
-                                     args.seeds, args.jobs,
+            seeded = audit.run_seeds(engine, catalog.load_catalog(), audit_mutants,
+                                     reference_source(), args.seeds, args.jobs,
                                      lambda done: progress(f"mutant {done.mutant.id}"))
             progress.close()
             audit.report_seeds(seeded)
             return ExitCode.NOT_PASSED if seeded.weak else ExitCode.PASSED
-        run = audit.run_catalog(audit_mutants, reference_source(), args.jobs,
+        run = audit.run_catalog(engine, audit_mutants, reference_source(), args.jobs,
                                 lambda done: progress(f"mutant {done.mutant.id}: "
                                                       f"{'killed' if done.killed else 'survived'}"))
     finally:
@@ -217,13 +179,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
                           "impl/radix.py")
     print(f"ol audit ds.07: mutmut on impl/radix.py against the {len(COURSE_TEST_NAMES)} "
           "course tests (the course profile's steps, without shrinking)")
-    result = audit.audit(target, args.jobs or mutation.cores(),
+    result = audit.audit(engine, target, args.jobs or cores(),
                          lambda line: print(f"  {line}", flush=True))
     audit.report(result, target)
     return ExitCode.PASSED if result.complete and not run.survivors else ExitCode.NOT_PASSED
 
 
-def cmd_start(args: argparse.Namespace) -> int:
+def cmd_start(args: argparse.Namespace, engine: Engine) -> int:
     workspace = open_workspace(args)
     created, kept = workspace.start()
     for path in created:
@@ -235,7 +197,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     return ExitCode.PASSED
 
 
-def cmd_tests(args: argparse.Namespace) -> int:
+def cmd_tests(args: argparse.Namespace, engine: Engine) -> int:
     check_module(args.module)
     tests = load_course_tests()
     print(f"The {len(tests)} course tests of ds.07 (tests/course/test_ds07_radix.py):\n")
@@ -243,27 +205,27 @@ def cmd_tests(args: argparse.Namespace) -> int:
         print(f"{short(test.name)}  [{test.kind}]")
         print(f"    checks: {test.checks}")
         print(f"    why:    {test.why}")
-    total = len(catalog.IDS)
+    total = len(catalog.load_catalog())
     print("\nYour own tests (rung R3), in tests/test_ds07_radix.py, import only "
           "`from tl_ds.radix import RadixTree, NodeId, ROOT` and must:")
     print(f"  - include the six tests {', '.join(REQUIRED_TESTS)};")
     print("  - pass on the reference and on a second correct tree (no test may rely on what "
           "the contract leaves open, such as which id a new node gets);")
-    print("  - kill s11 (a locked leaf stays on the eviction list): required;")
+    print(f"  - kill {REQUIRED_NAMES} ({REQUIRED_PITFALL}): required;")
     print(f"  - kill at least {THRESHOLD_PERCENT}% of the {total} planted mutants, that is "
           f"{needed(total)} of {total}.")
     return ExitCode.PASSED
 
 
-def cmd_tdd(args: argparse.Namespace) -> int:
+def cmd_tdd(args: argparse.Namespace, engine: Engine) -> int:
     workspace = open_workspace(args)
     if args.phase == "red":
         workspace.require(radix=False, tests=True)
-        report = grading.tdd_red(workspace)
+        report = grading.tdd_red(engine, workspace)
         print(f"ol tdd red: your tests against the stub ({workspace.tests})")
     else:
         workspace.require(radix=True, tests=True)
-        report = grading.tdd_green(workspace)
+        report = grading.tdd_green(engine, workspace)
         print(f"ol tdd green: your tests against your tree ({workspace.radix})")
     if report.rows:
         table([(row.state, short(row.name), row.detail) for row in report.rows],
@@ -295,9 +257,9 @@ def cmd_tdd(args: argparse.Namespace) -> int:
     return ExitCode.NOT_PASSED
 
 
-def require_sandbox(command: str) -> None:
+def require_sandbox(engine: Engine, command: str) -> None:
     """OlError where no sandbox confines submission code, or the sandbox user could read ol."""
-    used = engine.active_sandbox()
+    used = engine.sandbox
     if not used.confined:
         raise OlError(f"{command} grades only in a sandbox, and none can start here "
                       f"({used.reason}). Install bubblewrap (`apt-get install bubblewrap`, "
@@ -309,37 +271,52 @@ def require_sandbox(command: str) -> None:
                       "first")
 
 
-def unsandboxed_note() -> None:
-    used = engine.active_sandbox()
+def unsandboxed_note(engine: Engine) -> None:
+    used = engine.sandbox
     if not used.confined:
         print(f"note: ran unsandboxed ({used.reason}); fine for your own work, but staff "
               "grade in a sandbox")
 
 
-def cmd_check(args: argparse.Namespace) -> int:
+def cmd_check(args: argparse.Namespace, engine: Engine) -> int:
     workspace = open_workspace(args)
     workspace.require(radix=True, tests=True)
     if args.require_sandbox:
-        require_sandbox("ol check --require-sandbox")
+        require_sandbox(engine, "ol check --require-sandbox")
     reports = reports_module.ReportFolder(args.report, args.audience) if args.report else None
     progress = Progress()
     try:
-        result, text = reports_module.check_and_report(workspace, reports, progress, args.jobs,
-                                                       args.refuse_flagged, args.missed,
-                                                       args.audience)
+        result, text = check_and_report(engine, workspace, reports, progress, args.jobs,
+                                        args.refuse_flagged, args.missed, args.audience)
     finally:
         progress.close()
     sys.stdout.write(text)
-    unsandboxed_note()
+    unsandboxed_note(engine)
     if reports is not None:
         print(f"\nreports: {', '.join(reports.written)} in {reports.folder}")
     return ExitCode.PASSED if result.passed else ExitCode.NOT_PASSED
 
 
-def cmd_diff(args: argparse.Namespace) -> int:
+def check_and_report(engine: Engine, workspace: workspace_module.Workspace,
+                     reports: reports_module.ReportFolder | None,
+                     progress: Callable[[str], None] | None = None, jobs: int | None = None,
+                     refuse_flagged: bool = False, missed: bool = False,
+                     audience: str = "student") -> tuple[grading.Check, str]:
+    """`ol check` of one workspace: the result and its text, written to ``reports`` if any."""
+    started = time.monotonic()
+    result = grading.check(engine, workspace, progress, jobs, refuse_flagged)
+    text = io.StringIO()
+    show_check(result, workspace, text, missed, audience)
+    if reports is not None:
+        reports.write(result, text.getvalue(), verdict(result, workspace.option()),
+                      time.monotonic() - started)
+    return result, text.getvalue()
+
+
+def cmd_diff(args: argparse.Namespace, engine: Engine) -> int:
     workspace = open_workspace(args)
-    implementation = workspace.implementation()
-    course = grading.course_run(implementation)
+    implementation = grading.tree_source(engine, workspace)
+    course = grading.course_run(engine, implementation)
     if not course.all_passed:
         failed = len(course.failures) or len(COURSE_TEST_NAMES)
         print(f"ol diff refuses: {failed} course test(s) fail on your tree, and the reference "
@@ -358,19 +335,23 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return ExitCode.PASSED
 
 
-def cmd_grade(args: argparse.Namespace) -> int:
+def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
     check_module(args.module)
     missing = [str(path) for path in args.submissions if not path.is_dir()]
     if missing:
         raise OlError(f"not a folder: {', '.join(missing)}. Pass ol grade the workspaces to "
                       "grade, e.g. `ol grade ds.07 submissions/*`")
-    jobs = args.jobs or max(1, mutation.cores() // 2)
-    require_sandbox("ol grade")
+    jobs = args.jobs or max(1, cores() // 2)
+    require_sandbox(engine, "ol grade")
     progress = Progress()
     started = time.monotonic()
     try:
-        rows = batch.grade_all(args.submissions, args.out, jobs, args.audience,
-                               args.refuse_flagged, progress)
+        def check(workspace: workspace_module.Workspace, reports: reports_module.ReportFolder,
+                  runs: int) -> tuple[grading.Check, str]:
+            return check_and_report(engine, workspace, reports, None, runs, args.refuse_flagged,
+                                    audience=args.audience)
+
+        rows = batch.grade_all(check, args.submissions, args.out, jobs, args.audience, progress)
     finally:
         progress.close()
     table([(row.submission, row.verdict, row.course_tests_passed, row.kill_rate, row.s11,
@@ -384,7 +365,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return ExitCode.PASSED
 
 
-def cmd_gradescope_bundle(args: argparse.Namespace) -> int:
+def cmd_gradescope_bundle(args: argparse.Namespace, engine: Engine) -> int:
     names = bundle.write_bundle(args.out)
     print(f"wrote {args.out}: setup.sh, run_autograder and {len(names) - 2} files of ol. "
           "Upload it as the autograder of a Gradescope programming assignment; students "
@@ -392,17 +373,73 @@ def cmd_gradescope_bundle(args: argparse.Namespace) -> int:
     return ExitCode.PASSED
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "start": cmd_start,
-    "tests": cmd_tests,
-    "tdd": cmd_tdd,
-    "check": cmd_check,
-    "audit": cmd_audit,
-    "diff": cmd_diff,
-    "mutants": cmd_mutants,
-    "grade": cmd_grade,
-    "gradescope-bundle": cmd_gradescope_bundle,
-}
+JOBS = "runs at once (default: one per core)"
+COMMANDS = (
+    Command("start", "create a workspace: the stub tl_ds/radix.py and a test file to fill",
+            cmd_start, (MODULE, WORKSPACE)),
+    Command("tests", "the 11 course tests and what your own tests must do", cmd_tests,
+            (MODULE,)),
+    Command("tdd", "run your tests: red against the stub, green against your tree", cmd_tdd,
+            (argument("phase", choices=("red", "green"),
+                      help="red: your tests against the stub; green: against your tree"),
+             MODULE, WORKSPACE, SANDBOX)),
+    Command("check", "grade: the course tests on your tree, your tests on the mutants",
+            cmd_check,
+            (MODULE, WORKSPACE, argument("--jobs", type=int, default=None, metavar="N", help=JOBS),
+             argument("--report", type=Path, default=None, metavar="DIR",
+                      help="also write results.json (Gradescope), junit.xml, mutation.html "
+                           "and, for staff, mutation.json (Stryker) into DIR, a new or empty "
+                           "folder"),
+             argument("--missed", action="store_true",
+                      help="list the lines and branches of your radix.py your tests never run"),
+             argument("--require-sandbox", action="store_true",
+                      help="staff: refuse to grade (exit 2) where no sandbox can start"),
+             AUDIENCE, REFUSE_FLAGGED, SANDBOX, ISOLATION)),
+    Command("diff", "your tree against the reference, once the course tests pass", cmd_diff,
+            (MODULE, WORKSPACE, SANDBOX)),
+    Command("grade", "staff: grade many workspaces, a report folder each and a summary",
+            cmd_grade,
+            (MODULE,
+             argument("submissions", nargs="+", type=Path, metavar="DIR",
+                      help="the workspaces to grade (each holds tl_ds/radix.py and tests/)"),
+             argument("--jobs", type=int, default=None, metavar="N",
+                      help="submissions graded at once (default: one per two cores)"),
+             argument("--out", type=Path, default=Path("ol-grades"), metavar="DIR",
+                      help="a new or empty folder for the reports and the summary "
+                           "(default: ./ol-grades)"),
+             AUDIENCE, REFUSE_FLAGGED, SANDBOX, ISOLATION)),
+    Command("mutants", "staff: the kill matrix of the course suite against the planted "
+            "mutants", cmd_mutants,
+            (MODULE, SANDBOX, ISOLATION)),
+    Command("audit", "staff: the course suite against the audit catalog (mutants/audit/), then "
+            "mutmut and coverage of the reference, survivors explained by "
+            "mutants/equivalent.toml", cmd_audit,
+            (MODULE, argument("--jobs", type=int, default=None, metavar="N",
+                              help="mutants run at once (default: one per core)"),
+             argument("--catalog-only", action="store_true",
+                      help="only the audit catalog, without mutmut and coverage"),
+             argument("--seeds", type=int, default=None, metavar="K",
+                      help="instead: the model test alone with K seeds against the chapter's "
+                           "mutants and the audit catalog, the share of seeds that kill "
+                           "each"))),
+    Command("gradescope-bundle", "staff: write the Gradescope autograder zip",
+            cmd_gradescope_bundle,
+            (argument("out", type=Path, metavar="OUT.zip", help="a file that does not exist "
+                      "yet"),),
+            description="staff: write the Gradescope autograder zip (setup.sh, run_autograder "
+                        "and ol itself) to a new file"),
+)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="ol", description="The ds.07 grading harness: start, tdd, check, diff.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for record in COMMANDS:
+        sub = commands.add_parser(record.name, help=record.help,
+                                  description=record.description or record.help)
+        for entry in record.arguments:
+            sub.add_argument(*entry.flags, **entry.options)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -412,13 +449,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return ExitCode.BAD_INPUT
-        if getattr(args, "isolation", None):
-            engine.set_isolation(args.isolation)
-        if getattr(args, "sandbox", None):
-            engine.set_sandbox(args.sandbox)
         if getattr(args, "jobs", None) is not None and args.jobs < 1:
             raise OlError(f"--jobs must be at least 1, not {args.jobs}")
-        return COMMANDS[args.command](args)
+        handler = next(record.handler for record in COMMANDS if record.name == args.command)
+        isolation = getattr(args, "isolation", None)
+        with Engine(getattr(args, "sandbox", None),
+                    None if isolation is None else isolation == "strict") as engine:
+            return handler(args, engine)
     except OlError as error:
         print(f"ol: {error}", file=sys.stderr)
         return ExitCode.BAD_INPUT

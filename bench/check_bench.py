@@ -39,32 +39,30 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import ol  # noqa: E402 - after the path is set
-from harness import engine  # noqa: E402
+from harness.run.engine import Engine  # noqa: E402
+from harness.run.layout import Suite  # noqa: E402
 
 tests_seconds = [0.0]
-_run_suite = engine.run_suite
+_run = Engine.run
 
 
-def counting_run_suite(*args, **kwargs):
-    """engine.run_suite, adding the tests' own times of every run to ``tests_seconds``."""
-    result = _run_suite(*args, **kwargs)
+def counting_run(self, *args, **kwargs):
+    """Engine.run, adding the tests' own times of every run to ``tests_seconds``."""
+    result = _run(self, *args, **kwargs)
     tests_seconds[0] += sum(record.seconds for record in result.records)
     return result
 
 
 def patch_engine() -> None:
-    from harness import grading, mutation
-    for module in (engine, grading, mutation):
-        module.run_suite = counting_run_suite
+    Engine.run = counting_run
 
 
 def once(argv: list[str], mode: str) -> tuple[float, float, int]:
-    """(wall seconds, tests' own seconds, exit code) of ``ol argv`` under ``mode``."""
-    engine.set_isolation(mode)
+    """(wall seconds, tests' own seconds, exit code) of ``ol argv --isolation mode``."""
     tests_seconds[0] = 0.0
     started = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        code = ol.main(argv)
+        code = ol.main([*argv, "--isolation", mode])
     return time.perf_counter() - started, tests_seconds[0], code
 
 
@@ -73,7 +71,7 @@ def measure(name: str, argv: list[str], rounds: int) -> None:
     walls: dict[str, list[float]] = {"fast": [], "naive": []}
     floors: list[float] = []
     codes = set()
-    once(argv, "fast")  # start the worker, warm the disk cache: not timed
+    once(argv, "fast")  # warm the disk cache: not timed
     for _ in range(rounds):
         for label, mode in (("fast", "fast"), ("naive", "strict")):
             wall, own, code = once(argv, mode)
@@ -148,24 +146,27 @@ def test_calls():
 
 def proxy_calls(calls: int) -> None:
     """Seconds per call through the proxy of a sandboxed run, and beside the tests."""
-    from harness.project import reference_source
+    from harness.chapter import reference_source
 
     with tempfile.TemporaryDirectory(prefix="ol-bench-") as folder:
         test = Path(folder) / "test_calls.py"
         test.write_text(PROXY_TEST.format(calls=calls), encoding="utf-8")
         said = {}
-        for label, proxy in (("proxied", ()), ("in-process", None)):
-            suite = engine.Suite(files=(test,), proxy=proxy, ours=proxy is None)
-            run = engine.run_suite(suite, reference_source(), timeout=600, trusted=True)
-            text = run.records[0].text if run.records else ""
-            found = [line for line in text.splitlines() if "PER-CALL " in line]
-            said[label] = ([float(part) for part in found[-1].split("PER-CALL ")[1].split()[:2]]
-                           if found else None)
+        with Engine() as engine:
+            mode = engine.sandbox.mode
+            for label, proxy in (("proxied", ()), ("in-process", None)):
+                suite = Suite(files=(test,), proxy=proxy, ours=proxy is None)
+                run = engine.run(suite, reference_source(), timeout=600, trusted=True)
+                text = run.records[0].text if run.records else ""
+                found = [line for line in text.splitlines() if "PER-CALL " in line]
+                said[label] = ([float(part)
+                                for part in found[-1].split("PER-CALL ")[1].split()[:2]]
+                               if found else None)
     if said["proxied"] is None or said["in-process"] is None:
         print("proxy calls: the measuring run failed")
         return
     print(f"one call to the reference ({calls} calls, sandbox "
-          f"{engine.active_sandbox().mode}):")
+          f"{mode}):")
     for index, name in enumerate(("node_count()", "match_prefix(4 tokens)")):
         proxied, local = said["proxied"][index], said["in-process"][index]
         print(f"  {name:<24} proxied {proxied * 1e6:7.1f} us   in-process "

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness import catalog  # noqa: E402 - after the path is set
+from harness.grade import catalog  # noqa: E402 - after the path is set
 
 PASSING = ROOT / "examples" / "passing"
 FAILING = ROOT / "examples" / "failing"

@@ -42,11 +42,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import catalog, mutation
-from harness.engine import Suite, clean_environment, copy_item, run_suite, write_package
+from harness.chapter import COURSE_TESTS
 from harness.errors import OlError
-from harness.measure import Coverage
-from harness.project import COURSE_TESTS
+from harness.grade import catalog, mutation
+from harness.run.engine import Engine
+from harness.run.judge import RunResult, Status
+from harness.run.layout import Suite, clean_environment, copy_item, write_package
+from harness.run.measure import Coverage
 
 COVERAGE_LIMIT = 1800.0  # seconds the measured run of the suite may take
 TIMEOUT_MULTIPLIER = 4.0  # mutmut's: a mutant may use this many times the tests' CPU time
@@ -293,14 +295,15 @@ def read_results(folder: Path, suite: Suite) -> list[Mutant]:
     return [Mutant(name, item["status"], item["diff"]) for name, item in found.items()]
 
 
-def audit(target: Target, jobs: int, progress: Callable[[str], None] | None = None) -> Audit:
+def audit(engine: Engine, target: Target, jobs: int,
+          progress: Callable[[str], None] | None = None) -> Audit:
     """Measure coverage, run mutmut, and explain the survivors."""
     started = time.perf_counter()
     entries = load_equivalents(target.equivalents)
     if progress is not None:
         progress("the suite runs once, measuring coverage")
-    run = run_suite(dataclasses.replace(target.suite, measure=True), target.source,
-                    timeout=COVERAGE_LIMIT)
+    run = engine.run(dataclasses.replace(target.suite, measure=True), target.source,
+                     timeout=COVERAGE_LIMIT)
     if not run.all_passed or run.coverage is None:
         failed = ", ".join(record.name for record in run.failures) or run.detail
         raise OlError(f"the suite does not pass on {target.label} ({run.status.value}: "
@@ -410,7 +413,7 @@ def public_only(mutant: catalog.Mutant) -> catalog.Mutant:
 class CatalogRun:
     """The course suite against every audit mutant: the wiring run and each mutant's run."""
 
-    baseline: mutation.RunResult
+    baseline: RunResult
     results: tuple[mutation.MutantResult, ...]
 
     @property
@@ -418,15 +421,17 @@ class CatalogRun:
         return [result for result in self.results if not result.killed]
 
 
-def run_catalog(mutants: tuple[catalog.Mutant, ...], reference: str, jobs: int | None = None,
+def run_catalog(engine: Engine, mutants: tuple[catalog.Mutant, ...], reference: str,
+                jobs: int | None = None,
                 progress: Callable[[mutation.MutantResult], None] | None = None,
                 profile: str = "verdict") -> CatalogRun:
     """Every mutant against the course suite (the ``verdict`` profile: the course steps)."""
     suite = mutation.course_suite(profile)
-    baseline = mutation.prove_wiring(suite, reference + NO_SELF_CHECK, mutation.COURSE_IDS)
+    baseline = mutation.prove_wiring(engine, suite, reference + NO_SELF_CHECK,
+                                     mutation.COURSE_IDS)
     limits = mutation.Limits.from_reference(baseline)
-    results = mutation.run_mutants(suite, [public_only(mutant) for mutant in mutants], limits,
-                                   mutation.COURSE_IDS, progress, jobs)
+    results = mutation.run_mutants(engine, suite, [public_only(mutant) for mutant in mutants],
+                                   limits, mutation.COURSE_IDS, progress, jobs)
     return CatalogRun(baseline, tuple(results))
 
 
@@ -448,7 +453,7 @@ def report_catalog(run: CatalogRun, out=None) -> None:
     say(f"{'id':<4} {'rule':<{groups}} {'pitfall':<{width}}  killed by")
     for result in results:
         killers = (", ".join(map(short, result.killers)) if result.run.status is
-                   mutation.Status.OK else result.run.status.value) or "NOTHING: it survives"
+                   Status.OK else result.run.status.value) or "NOTHING: it survives"
         say(f"{result.mutant.id:<4} {result.mutant.group:<{groups}} "
             f"{result.mutant.title:<{width}}  {killers}")
     killed = len(results) - len(run.survivors)
@@ -498,8 +503,9 @@ def seed_of(name: str) -> int:
     return int(name.rsplit("[", 1)[-1].rstrip("]"))
 
 
-def run_seeds(chapter: tuple[catalog.Mutant, ...], audit_mutants: tuple[catalog.Mutant, ...],
-              reference: str, seeds: int, jobs: int | None = None,
+def run_seeds(engine: Engine, chapter: tuple[catalog.Mutant, ...],
+              audit_mutants: tuple[catalog.Mutant, ...], reference: str, seeds: int,
+              jobs: int | None = None,
               progress: Callable[[mutation.MutantResult], None] | None = None) -> SeedRun:
     """The model test with ``seeds`` seeds against every mutant of both catalogs.
 
@@ -512,14 +518,14 @@ def run_seeds(chapter: tuple[catalog.Mutant, ...], audit_mutants: tuple[catalog.
                 for n in range(1, seeds + 1)]
     with tempfile.TemporaryDirectory(prefix="ol-seeds-") as name:
         suite = seeded_suite(Path(name), seeds)
-        baseline = mutation.prove_wiring(suite, reference + NO_SELF_CHECK, expected)
+        baseline = mutation.prove_wiring(engine, suite, reference + NO_SELF_CHECK, expected)
         limits = mutation.Limits.from_reference(baseline)
         mutants = [*chapter, *audit_mutants]
-        results = mutation.run_mutants(suite, [public_only(mutant) for mutant in mutants],
+        results = mutation.run_mutants(engine, suite, [public_only(mutant) for mutant in mutants],
                                        limits, expected, progress, jobs)
     rows = []
     for number, result in enumerate(results):
-        ended = result.run.status is not mutation.Status.OK
+        ended = result.run.status is not Status.OK
         killing = tuple(range(1, seeds + 1)) if ended else tuple(
             sorted(seed_of(name) for name in result.killers))
         rows.append(SeedRow(mutants[number], "chapter" if number < len(chapter) else "audit",

@@ -16,6 +16,8 @@ import time
 import types
 from pathlib import Path
 
+from harness.run.engine import Engine
+
 REFERENCE = Path(__file__).resolve().parent.parent / "impl" / "radix.py"
 
 
@@ -30,8 +32,16 @@ def _load_reference_as_tl_ds() -> None:
     package.radix = module
 
 
+# The runs the project's own tests make in process (ol.main makes an engine of its own).
+RUNS = Engine()
+
+
 def pytest_configure(config) -> None:
     _load_reference_as_tl_ds()
+
+
+def pytest_unconfigure(config) -> None:
+    RUNS.close()
 
 
 def git_status() -> str:

@@ -10,11 +10,11 @@ import io
 from pathlib import Path
 
 import pytest
-from conftest import git_status
+from conftest import RUNS, git_status
 
 from harness import audit
-from harness.engine import Suite
 from harness.errors import OlError
+from harness.run.layout import Suite
 from ol import main
 
 DATA = Path(__file__).parent / "data" / "audit"
@@ -24,7 +24,7 @@ def run(tests: str, equivalents: Path = DATA / "equivalent.toml") -> tuple[audit
     target = audit.Target((DATA / "tiny_radix.py").read_text(encoding="utf-8"),
                           Suite(files=(DATA / tests,)), equivalents, "tiny_radix.py")
     lines: list[str] = []
-    result = audit.audit(target, 2, lines.append)
+    result = audit.audit(RUNS, target, 2, lines.append)
     out = io.StringIO()
     audit.report(result, target, out)
     return result, "\n".join(lines) + out.getvalue()
@@ -98,7 +98,7 @@ def test_the_self_check_stores_nothing_into_the_tree():
     """Why mutants/equivalent.toml may call RadixTree._check an instrument."""
     import ast
 
-    from harness.project import REFERENCE
+    from harness.chapter import REFERENCE
     tree = ast.parse(REFERENCE.read_text(encoding="utf-8"))
     check = next(node for cls in tree.body if isinstance(cls, ast.ClassDef)
                  for node in cls.body if getattr(node, "name", "") == "_check")

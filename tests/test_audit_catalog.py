@@ -9,11 +9,15 @@ import shutil
 import subprocess
 
 import pytest
+from conftest import RUNS
 
 import ol
-from harness import audit, bundle, catalog, mutation
+from harness import audit
+from harness.chapter import CATALOG, ROOT, SECOND, reference_source
 from harness.errors import OlError
-from harness.project import CATALOG, ROOT, SECOND, reference_source
+from harness.grade import catalog, mutation
+from harness.report import bundle
+from harness.run.judge import Status
 
 GROUPS = {"stamping", "relisting", "splits", "eviction", "ids", "errors", "granules", "insert"}
 
@@ -88,7 +92,7 @@ def test_an_audit_mutant_runs_without_the_self_check():
 
 @pytest.fixture(scope="module")
 def audit_matrix():
-    return audit.run_catalog(catalog.load_audit_catalog(), reference_source())
+    return audit.run_catalog(RUNS, catalog.load_audit_catalog(), reference_source())
 
 
 def test_the_course_suite_kills_every_audit_mutant(audit_matrix):
@@ -96,7 +100,7 @@ def test_the_course_suite_kills_every_audit_mutant(audit_matrix):
     assert audit_matrix.baseline.all_passed
     assert [result.mutant.id for result in audit_matrix.survivors] == []
     for result in audit_matrix.results:
-        assert result.run.status is mutation.Status.OK, (result.mutant.id, result.run.detail)
+        assert result.run.status is Status.OK, (result.mutant.id, result.run.detail)
         missing = set(result.mutant.caught_by) - set(result.killers)
         assert not missing, f"{result.mutant.id} survives {sorted(missing)}"
 

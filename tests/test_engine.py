@@ -5,9 +5,11 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from conftest import RUNS
 
-from harness import engine
-from harness.engine import Status, Suite, run_suite
+from harness.run.engine import Engine
+from harness.run.judge import Status
+from harness.run.layout import Suite
 
 TREE = "class RadixTree:\n    def __init__(self, granule):\n        self.granule = granule\n"
 
@@ -21,9 +23,10 @@ def suite_of(tmp_path, body: str, name: str = "test_suite.py", **files: str) -> 
     return Suite(files=tuple(sorted(folder.iterdir())))
 
 
-def run(tmp_path, body: str, implementation: str = TREE, timeout: float = 60, **kwargs):
-    return run_suite(suite_of(tmp_path, body, **kwargs.pop("files", {})), implementation,
-                     timeout=timeout, **kwargs)
+def run(tmp_path, body: str, implementation: str = TREE, timeout: float = 60,
+        engine: Engine = RUNS, **kwargs):
+    return engine.run(suite_of(tmp_path, body, **kwargs.pop("files", {})), implementation,
+                      timeout=timeout, **kwargs)
 
 
 def test_a_passing_suite_is_ok_with_every_test_passed(tmp_path):
@@ -182,13 +185,10 @@ CLEAN_RUN = """
 
 @pytest.mark.parametrize("mode", ["fast", "strict"])
 def test_what_one_run_does_to_its_process_never_reaches_the_next_run(tmp_path, mode):
-    before = engine.isolation()
-    engine.set_isolation(mode)
-    try:
-        littered = run(tmp_path / "first", LITTERING_RUN)
-        clean = [run(tmp_path / f"then{number}", CLEAN_RUN) for number in range(3)]
-    finally:
-        engine.set_isolation(before)
+    with Engine(fresh=mode == "strict") as engine:
+        littered = run(tmp_path / "first", LITTERING_RUN, engine=engine)
+        clean = [run(tmp_path / f"then{number}", CLEAN_RUN, engine=engine)
+                 for number in range(3)]
     assert littered.status is Status.OK and littered.all_passed, littered.detail
     for result in clean:
         assert result.all_passed, [record.text for record in result.failures] or result.detail

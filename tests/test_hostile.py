@@ -19,24 +19,25 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import git_status
+from conftest import RUNS, git_status
 
 import ol
-from harness import engine, grading
-from harness.engine import Status
-from harness.project import ROOT, SECOND, reference_source
+from harness.chapter import ROOT, SECOND, reference_source
+from harness.grade import grading
+from harness.grade.scan import scan
+from harness.grade.workspace import Workspace
+from harness.run import layout
+from harness.run.judge import RunResult, Status, judge
 from harness.run.process import OUTPUT_LIMIT
-from harness.scan import scan
-from harness.workspace import Workspace
 
 REFERENCE = reference_source()
 SECOND_TREE = SECOND.read_text(encoding="utf-8")
 PASSING_TESTS = (Path(__file__).parent.parent / "examples" / "passing" / "tests"
                  / "test_ds07_radix.py").read_text(encoding="utf-8")
 BROKEN = "\n\nRadixTree.lock = lambda self, id: None  # locks nothing: a broken tree\n"
-SANDBOXED = engine.active_sandbox().mode == "bwrap"
+SANDBOXED = RUNS.sandbox.mode == "bwrap"
 needs_sandbox = pytest.mark.skipif(
-    not SANDBOXED, reason=f"no bubblewrap sandbox here ({engine.active_sandbox().reason})")
+    not SANDBOXED, reason=f"no bubblewrap sandbox here ({RUNS.sandbox.reason})")
 
 # A weak but honest suite: it kills the mutants that accept a wrong number of values, and
 # no other. Each trick below is added to it and must leave its grade exactly as it is.
@@ -164,8 +165,8 @@ def checkout_untouched():
     assert git_status() == before
 
 
-def course(tree: str, call_limit: float | None = None) -> engine.RunResult:
-    return grading.course_run(tree, call_limit=call_limit)
+def course(tree: str, call_limit: float | None = None) -> RunResult:
+    return grading.course_run(RUNS, tree, call_limit=call_limit)
 
 
 def workspace(tmp_path: Path, tests: str, tree: str = SECOND_TREE) -> Workspace:
@@ -181,8 +182,8 @@ def workspace(tmp_path: Path, tests: str, tree: str = SECOND_TREE) -> Workspace:
 def grade(tmp_path: Path, tests: str) -> grading.Check:
     """The student's tests graded as `ol check` grades them, without the course stage."""
     ws = workspace(tmp_path, tests)
-    return grading.grade_tests(ws, ws.suite(), ws.read(ws.tests),
-                               (REFERENCE, SECOND_TREE, ws.implementation()),
+    return grading.grade_tests(RUNS, ws, ws.suite(), ws.read(ws.tests),
+                               (REFERENCE, SECOND_TREE, grading.tree_source(RUNS, ws)),
                                workers=2, progress=None)
 
 
@@ -277,8 +278,8 @@ import glob as _glob, os as _os, sys as _sys
 def _found():
     texts = []
     try:  # the installed grader
-        import harness.project
-        texts.append(harness.project.REFERENCE.read_text())
+        import harness.chapter
+        texts.append(harness.chapter.REFERENCE.read_text())
     except Exception:
         pass
     try:
@@ -326,7 +327,7 @@ def test_malformed_records_make_the_run_a_crash_never_an_error_of_ol():
               '"text": "", "seconds": 0}'], ['{"kind": "finish", "exitstatus": "0"}'],
              ['{"kind": "nonsense"}']]
     for lines in cases:
-        result = engine.judge(lines, 0, None, 0.0, "")
+        result = judge(lines, 0, None, 0.0, "")
         assert result.status is Status.CRASH, lines
 
 
@@ -358,7 +359,7 @@ def test_a_test_that_writes_into_every_channel_it_can_open_changes_no_other_run(
     assert code == ol.ExitCode.PASSED
     rows = {row["submission"]: row for row in json.loads((out / "summary.json").read_text())}
     assert rows["passing"]["verdict"] == "passed"
-    assert rows["ws"]["verdict"] in ("passed", "not passed")
+    assert rows["ws"]["verdict"] in ("passed", "not passed"), rows["ws"]
 
 
 # --- what a submission leaves: nothing ----------------------------------------------------
@@ -500,7 +501,7 @@ def test_a_package_root_that_patches_pytest_never_runs(tmp_path):
     ws = workspace(tmp_path, PASSING_TESTS, tree=REFERENCE + BROKEN)
     (ws.package / "__init__.py").write_text(
         "import _pytest.runner\n_pytest.runner.call_and_report = lambda *a, **k: None\n")
-    run = course(ws.implementation())
+    run = course(grading.tree_source(RUNS, ws))
     assert run.status is Status.OK and not run.all_passed
 
 
@@ -527,7 +528,7 @@ def test_a_tree_that_loops_forever_fails_at_its_call_limit():
 
 
 def test_a_tree_that_allocates_without_end_fails_at_the_memory_limit(monkeypatch):
-    monkeypatch.setitem(engine.LIMITS, "memory", 1 << 30)
+    monkeypatch.setitem(layout.LIMITS, "memory", 1 << 30)
     run = course(REFERENCE + "\n\ndef _grow(self, n, f):\n    hoard = []\n    while True:\n"
                  "        hoard.append(bytearray(1 << 28))\nRadixTree.evict = _grow\n")
     assert run.status is Status.OK
@@ -601,8 +602,8 @@ def test_a_conftest_that_turns_failures_into_passes_is_never_loaded(tmp_path):
             outcome = yield
             outcome.get_result().outcome = "passed"
         """))
-    result = grading.grade_tests(ws, ws.suite(), ws.read(ws.tests),
-                               (REFERENCE, SECOND_TREE, ws.implementation()),
+    result = grading.grade_tests(RUNS, ws, ws.suite(), ws.read(ws.tests),
+                               (REFERENCE, SECOND_TREE, grading.tree_source(RUNS, ws)),
                                  workers=2, progress=None)
     assert refused(result)
     assert "test_always_fails" in {entry.name for entry in result.invalid}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from harness.project import ROOT
+from harness.chapter import ROOT
 
 
 def test_the_code_is_ruff_clean():

@@ -6,10 +6,14 @@ from __future__ import annotations
 import threading
 
 import pytest
+from conftest import RUNS
 
-from harness import audit, catalog, mutation
-from harness.engine import Suite, run_suite
-from harness.project import SECOND, reference_source
+from harness import audit
+from harness.chapter import SECOND, reference_source
+from harness.grade import catalog, mutation
+from harness.run.engine import run_together
+from harness.run.judge import Status
+from harness.run.layout import Suite
 
 # a bug of each kind the machine reports: an evict that frees the wrong values, a lock
 # count, the LRU order after a rejoin, a dead id, a count of tokens, a hand-back
@@ -27,7 +31,7 @@ def replay_text(record) -> str:
 def replay_on(folder, text: str, source: str):
     test = folder / "test_pasted.py"
     test.write_text(text, encoding="utf-8")
-    return run_suite(Suite(files=(test,)), source, timeout=120)
+    return RUNS.run(Suite(files=(test,)), source, timeout=120)
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +44,8 @@ def replays(tmp_path_factory):
     def job(id: str):
         def run(cancel: threading.Event):
             source = audit.public_only(mutants[id]).source
-            course = run_suite(mutation.course_suite("course"), source, timeout=600,
-                               cancel=cancel)
+            course = RUNS.run(mutation.course_suite("course"), source, timeout=600,
+                              cancel=cancel)
             record = next(record for record in course.records
                           if record.name == audit.MODEL_TEST)
             text = replay_text(record)
@@ -50,7 +54,7 @@ def replays(tmp_path_factory):
                 source, reference_source(), SECOND.read_text(encoding="utf-8"))]
         return run
 
-    return {id: rest for id, *rest in mutation.run_together([job(id) for id in REPLAYED])}
+    return {id: rest for id, *rest in run_together([job(id) for id in REPLAYED])}
 
 
 @pytest.mark.parametrize("id", REPLAYED)
@@ -58,7 +62,7 @@ def test_a_pasted_replay_fails_on_the_mutant_and_passes_on_both_correct_trees(re
     record, text, (mutant, reference, second) = replays[id]
     assert record.broke and "the model test fails at granule" in record.text
     assert text.count("tree.") >= 2 and "state." not in text and "RadixMachine" not in text
-    assert mutant.status is mutation.Status.OK and mutant.failures, (text, mutant.output)
+    assert mutant.status is Status.OK and mutant.failures, (text, mutant.output)
     assert reference.all_passed, (text, reference.output)
     assert second.all_passed, (text, second.output)
 

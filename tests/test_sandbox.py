@@ -11,13 +11,16 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import RUNS
 
 import ol
-from harness import engine
-from harness.project import ROOT, reference_source
+from harness.chapter import ROOT, reference_source
 from harness.run import sandbox
+from harness.run.engine import Engine
+from harness.run.judge import RunResult
+from harness.run.layout import Suite
 
-SANDBOX = engine.active_sandbox()
+SANDBOX = RUNS.sandbox
 needs_bwrap = pytest.mark.skipif(SANDBOX.mode != "bwrap",
                                  reason=f"bubblewrap cannot start here ({SANDBOX.reason})")
 
@@ -50,11 +53,11 @@ def test_has_a_home_of_its_own():
 """
 
 
-def sandboxed_run(tmp_path: Path, body: str) -> engine.RunResult:
+def sandboxed_run(tmp_path: Path, body: str, engine: Engine = RUNS) -> RunResult:
     test = tmp_path / "test_inside.py"
     test.write_text(textwrap.dedent(body), encoding="utf-8")
-    return engine.run_suite(engine.Suite(files=(test,), proxy=()), reference_source(),
-                            timeout=120, trusted=True)
+    return engine.run(Suite(files=(test,), proxy=()), reference_source(), timeout=120,
+                      trusted=True)
 
 
 @needs_bwrap
@@ -94,10 +97,8 @@ def test_a_sandbox_that_cannot_start_is_said_in_one_line(monkeypatch):
 
 
 @pytest.fixture
-def unsandboxed():
-    engine.set_sandbox("none")
-    yield
-    engine.set_sandbox("auto")
+def unsandboxed(monkeypatch):
+    monkeypatch.setenv("OL_SANDBOX", "none")
 
 
 def test_ol_grade_refuses_where_no_sandbox_can_start(unsandboxed, tmp_path, capsys):
@@ -132,8 +133,7 @@ UID_PROBLEM = sandbox.uid_problem()
 
 @pytest.mark.skipif(UID_PROBLEM is not None, reason=f"no uid sandbox here: {UID_PROBLEM}")
 def test_the_uid_sandbox_runs_tests_as_another_user_and_ends_all_they_started(tmp_path):
-    engine.set_sandbox("uid")
-    try:
+    with Engine("uid") as engine:
         marker = f"ol-uid-{tmp_path.name}"
         run = sandboxed_run(tmp_path, f"""
             import os, subprocess
@@ -150,10 +150,8 @@ def test_the_uid_sandbox_runs_tests_as_another_user_and_ends_all_they_started(tm
             def test_leaves_a_process_and_a_file():
                 subprocess.Popen(["sleep", "309.5"], start_new_session=True)
                 open("/tmp/{marker}", "w").write("x")
-            """)
+            """, engine)
         assert run.all_passed, run.output
         assert not (Path("/tmp") / marker).exists()
         import subprocess
         assert subprocess.run(["pgrep", "-f", "sleep 309.5"], capture_output=True).stdout == b""
-    finally:
-        engine.set_sandbox("auto")

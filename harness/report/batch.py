@@ -20,12 +20,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from harness import mutation
+from harness.chapter import COURSE_TEST_NAMES
 from harness.errors import OlError
-from harness.project import COURSE_TEST_NAMES
-from harness.render import verdict
-from harness.reports import ReportFolder, check_and_report
-from harness.workspace import Workspace
+from harness.grade.grading import Check
+from harness.grade.workspace import Workspace
+from harness.report.files import ReportFolder
+from harness.report.render import verdict
+from harness.run.engine import cores
+
+# How a command grades one workspace: its check and the terminal text, its reports written
+# into the folder given; the third argument is how many runs it may make at once.
+Grader = Callable[[Workspace, ReportFolder, int], tuple[Check, str]]
 
 COLUMNS = ("submission", "verdict", "course_tests_passed", "kill_rate", "s11", "invalid_tests",
            "seconds", "note")
@@ -64,7 +69,7 @@ def prepare(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def grade_one(path: Path, name: str, out: Path, audience: str, refuse_flagged: bool,
+def grade_one(check: Grader, path: Path, name: str, out: Path, audience: str,
               jobs: int) -> Row:
     started = time.monotonic()
     folder = out / name
@@ -73,8 +78,7 @@ def grade_one(path: Path, name: str, out: Path, audience: str, refuse_flagged: b
     try:
         workspace.require(radix=True, tests=True)
         reports = ReportFolder(folder / "reports", audience)
-        result, text = check_and_report(workspace, reports, None, jobs, refuse_flagged,
-                                        audience=audience)
+        result, text = check(workspace, reports, jobs)
     except OlError as error:
         return failed(folder, name, str(error), started)
     except Exception as error:  # a grader bug on this submission must not stop the batch
@@ -102,23 +106,24 @@ def failed(folder: Path, name: str, reason: str, started: float) -> Row:
                " ".join(reason.split()))
 
 
-def grade_all(submissions: Sequence[Path], out: Path, jobs: int, audience: str = "student",
-              refuse_flagged: bool = False,
+def grade_all(check: Grader, submissions: Sequence[Path], out: Path, jobs: int,
+              audience: str = "student",
               progress: Callable[[str], None] | None = None) -> list[Row]:
-    """Grade every submission, ``jobs`` at a time; write the summary; rows in input order."""
+    """Grade every submission with ``check``, ``jobs`` at a time; write the summary; rows in
+    input order."""
     prepare(out)
     names = folder_names(submissions)
     lock, done = threading.Lock(), [0]
 
     def one(path: Path, name: str) -> Row:
-        row = grade_one(path, name, out, audience, refuse_flagged, per_check)
+        row = grade_one(check, path, name, out, audience, per_check)
         with lock:
             done[0] += 1
             if progress is not None:
                 progress(f"{done[0]} of {len(names)} graded: {name} {row.verdict}")
         return row
 
-    per_check = max(2, mutation.cores() // jobs)
+    per_check = max(2, cores() // jobs)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         rows = list(pool.map(one, submissions, names))
     write_summary(out, rows)

@@ -8,17 +8,17 @@ times out again, so a busy machine cannot turn a slow run into a kill.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from harness.catalog import Mutant
-from harness.engine import TEST_TIMEOUT, RunResult, Status, Suite, run_suite
+from harness.chapter import COURSE_TEST_NAMES, COURSE_TESTS, MODEL
 from harness.errors import OlError
-from harness.project import COURSE_TEST_NAMES, COURSE_TESTS, MODEL
+from harness.grade.catalog import Mutant
+from harness.run.engine import Engine, run_together
+from harness.run.judge import TEST_TIMEOUT, RunResult, Status
+from harness.run.layout import Suite
 
 LIMIT_FLOOR = 30.0      # seconds: no run is cut shorter than this
 TEST_LIMIT_FLOOR = 1.0  # seconds: no single test is cut shorter than this
@@ -110,31 +110,33 @@ class MutantResult:
         return ", ".join(self.killers)
 
 
-def prove_wiring(suite: Suite, reference: str, expected: Sequence[str] | None = None,
+def prove_wiring(engine: Engine, suite: Suite, reference: str,
+                 expected: Sequence[str] | None = None,
                  cancel: threading.Event | None = None) -> RunResult:
     """Run the suite on the reference and on the placebo; OlError unless both behave."""
-    baseline = run_suite(suite, reference, timeout=600, expected=expected, cancel=cancel,
-                         trusted=True)
+    baseline = engine.run(suite, reference, timeout=600, expected=expected, cancel=cancel,
+                          trusted=True)
     if not baseline.all_passed:
         broken = ", ".join(record.name for record in baseline.failures) or baseline.detail
         raise OlError(f"the suite does not pass on the reference ({baseline.status.value}: "
                       f"{broken}); no mutation score can be trusted until it does")
     limits = Limits.from_reference(baseline)
-    dummy = run_suite(suite, placebo(reference), timeout=limits.run, test_limit=limits.test,
-                      expected=expected, cancel=cancel, trusted=True)
+    dummy = engine.run(suite, placebo(reference), timeout=limits.run, test_limit=limits.test,
+                       expected=expected, cancel=cancel, trusted=True)
     if dummy.status is Status.OK and not dummy.failures:
         raise OlError("the suite passes on a placebo whose every method raises: the runs "
                       "do not reach the implementation, so no score can be trusted")
     return baseline
 
 
-def run_mutant(suite: Suite, mutant: Mutant, limits: Limits, expected: Sequence[str] | None,
+def run_mutant(engine: Engine, suite: Suite, mutant: Mutant, limits: Limits,
+               expected: Sequence[str] | None,
                cancel: threading.Event | None = None) -> MutantResult:
     """One mutant's run; a timeout (of the run or of a test) that alone would kill it counts
     only if a re-run times out too."""
     def once() -> RunResult:
-        return run_suite(suite, mutant.source, timeout=limits.run, test_limit=limits.test,
-                         expected=expected, cancel=cancel, trusted=True)
+        return engine.run(suite, mutant.source, timeout=limits.run, test_limit=limits.test,
+                          expected=expected, cancel=cancel, trusted=True)
 
     run = once()
     if run.timed_out and not [record for record in run.failures
@@ -143,40 +145,33 @@ def run_mutant(suite: Suite, mutant: Mutant, limits: Limits, expected: Sequence[
     return MutantResult(mutant, run)
 
 
-def cores() -> int:
-    return max(1, os.cpu_count() or 1)
-
-
-def run_together(jobs: Sequence[Callable[[threading.Event], T]], workers: int | None = None,
-                 done: Callable[[T], None] | None = None) -> list[T]:
-    """Run ``jobs`` on a thread pool, results in order (``done`` sees each as it is taken).
-
-    Ctrl-C stops every run still going (their process groups are killed and their
-    folders removed) before KeyboardInterrupt reaches the caller.
-    """
-    cancel = threading.Event()
-    with ThreadPoolExecutor(max_workers=workers or cores()) as pool:
-        futures = [pool.submit(job, cancel) for job in jobs]
-        try:
-            results = []
-            for future in futures:
-                results.append(future.result())
-                if done is not None:
-                    done(results[-1])
-        except BaseException:
-            cancel.set()
-            for future in futures:
-                future.cancel()
-            raise
-    return results
-
-
-def run_mutants(suite: Suite, mutants: Iterable[Mutant], limits: Limits,
+def run_mutants(engine: Engine, suite: Suite, mutants: Iterable[Mutant], limits: Limits,
                 expected: Sequence[str] | None = None,
                 progress: Callable[[MutantResult], None] | None = None,
                 jobs: int | None = None) -> list[MutantResult]:
     """Every mutant against the suite, spread over the cores; results in catalog order."""
     def job(mutant: Mutant) -> Callable[[threading.Event], MutantResult]:
-        return lambda cancel: run_mutant(suite, mutant, limits, expected, cancel)
+        return lambda cancel: run_mutant(engine, suite, mutant, limits, expected, cancel)
 
     return run_together([job(mutant) for mutant in mutants], jobs, progress)
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    """One mutant of the course suite's kill matrix: who killed it, and who should have."""
+
+    result: MutantResult
+    missed_by: tuple[str, ...]  # the course tests its caught_by names that did not kill it
+
+    @property
+    def complete(self) -> bool:
+        """Killed, and by every course test the catalog says catches it."""
+        return self.result.killed and not self.missed_by
+
+
+def kill_matrix(results: Iterable[MutantResult]) -> tuple[MatrixRow, ...]:
+    """The rows of the kill matrix; a run that timed out or crashed stops every test at once,
+    so no test is said to have missed it."""
+    return tuple(MatrixRow(result, () if result.run.status is not Status.OK else tuple(
+        name for name in result.mutant.caught_by if name not in result.killers))
+        for result in results)

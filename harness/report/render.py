@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from harness import catalog, engine, grading, mutation
-from harness.course import THRESHOLD_PERCENT, needed
-from harness.project import COURSE_TEST_NAMES
-from harness.workspace import Workspace
+from harness.chapter import COURSE_TEST_NAMES, REQUIRED_NAMES, REQUIRED_TEST_HINT, THRESHOLD_PERCENT
+from harness.grade import grading, mutation
+from harness.grade.course import needed
+from harness.grade.workspace import Workspace
+from harness.run.judge import RunResult, Status
 
 
 def short(name: str) -> str:
@@ -32,20 +33,20 @@ def listing(names: Sequence[str], most: int = 3) -> str:
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
-def print_course(run: mutation.RunResult, out: TextIO | None = None) -> None:
+def print_course(run: RunResult, out: TextIO | None = None) -> None:
     records = {record.name: record for record in run.records}
     rows, failures = [], []
     for name in COURSE_TEST_NAMES:
         record = records.get(name)
         if record is None:
-            state = run.status.value if run.status is not mutation.Status.OK else "not run"
+            state = run.status.value if run.status is not Status.OK else "not run"
         else:
             state = "pass" if record.outcome == "passed" else "FAIL"
             if record.broke:
                 failures.append(record)
         rows.append((state, short(name), ""))
     table(rows, ("result", "course test", ""), out)
-    if run.status is not mutation.Status.OK:
+    if run.status is not Status.OK:
         print(f"  the run did not finish ({run.status.value}): {run.detail}", file=out)
     for record in failures:
         lines = 60 if record.name == COURSE_TEST_NAMES[-1] else 6
@@ -56,10 +57,10 @@ def print_course(run: mutation.RunResult, out: TextIO | None = None) -> None:
 
 def verdict(result: grading.Check, option: str) -> str:
     """One line: PASSED, or what is wrong and what to do first."""
-    total = len(catalog.IDS)
+    total = len(result.mutants)
     if result.passed:
         return (f"PASSED: the course tests pass and your tests kill {result.kills} of {total} "
-                f"mutants, s11 among them. Next: `ol diff ds.07{option}`.")
+                f"mutants, {REQUIRED_NAMES} among them. Next: `ol diff ds.07{option}`.")
     wrong, todo = [], []
     if not result.course_passed:
         wrong.append("course tests fail")
@@ -71,8 +72,8 @@ def verdict(result: grading.Check, option: str) -> str:
         wrong.append(f"{len(result.missing_names)} required test(s) missing")
         todo.append(f"add {', '.join(result.missing_names)}")
     if result.mutants and result.required_survivors:
-        wrong.append("s11 survives")
-        todo.append("add a test that a locked leaf is never evicted")
+        wrong.append(f"{' and '.join(result.required_survivors)} survives")
+        todo.append(REQUIRED_TEST_HINT)
     if result.mutants and not result.rate_met:
         wrong.append(f"{result.kills} of {total} mutants killed, {needed(total)} needed")
         todo.append("read the hints of the survivors")
@@ -129,13 +130,34 @@ def mutant_state(result: grading.Check, done: mutation.MutantResult) -> str:
 
 def kill_rate(result: grading.Check) -> str:
     total = len(result.mutants)
-    s11 = "killed" if not result.required_survivors else "SURVIVED (required)"
+    state = "killed" if not result.required_survivors else "SURVIVED (required)"
     return (f"kill rate {result.kills} of {total} = {result.kills / total:.0%} "
-            f"(needs {THRESHOLD_PERCENT}%: {needed(total)} of {total}); s11 {s11}")
+            f"(needs {THRESHOLD_PERCENT}%: {needed(total)} of {total}); {REQUIRED_NAMES} {state}")
 
 
-def tally(run: engine.RunResult) -> str:
+def tally(run: RunResult) -> str:
     """How a run of the student's tests went, as in "3 pass, 1 fails"."""
     failed = len(run.failures)
     said = f"{len(run.records) - failed} pass, {failed} fail{'s' if failed == 1 else ''}"
-    return said if run.status is engine.Status.OK else f"{said} ({run.status.value})"
+    return said if run.status is Status.OK else f"{said} ({run.status.value})"
+
+
+def show_matrix(rows: Sequence[mutation.MatrixRow], out: TextIO | None = None) -> None:
+    """The kill matrix of `ol mutants`: a line per mutant, then the totals."""
+    width = max(len(row.result.mutant.title) for row in rows)
+    print(f"\n{'id':<4} {'pitfall':<{width}}  caught_by  killed by", file=out)
+    for row in rows:
+        result = row.result
+        verdict = "yes" if row.complete else "NO"
+        killers = ", ".join(map(short, result.killers)) or result.killed_by or "nothing"
+        if result.run.status is not Status.OK:
+            killers = result.run.status.value
+        print(f"{result.mutant.id:<4} {result.mutant.title:<{width}}  {verdict:<9}  {killers}",
+              file=out)
+        if row.missed_by:
+            print(f"{'':<4} {'':<{width}}  {'':<9}  missed by "
+                  f"{', '.join(map(short, row.missed_by))}", file=out)
+    killed = sum(row.result.killed for row in rows)
+    complete = sum(row.complete for row in rows)
+    print(f"\n{killed} of {len(rows)} mutants killed; {complete} of {len(rows)} killed by "
+          f"every course test their caught_by names.", file=out)

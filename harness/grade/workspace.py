@@ -15,20 +15,20 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import engine
-from harness.course import REQUIRED_TESTS
+from harness.chapter import REQUIRED_NAMES, REQUIRED_PITFALL, REQUIRED_TESTS, THRESHOLD_PERCENT
 from harness.errors import OlError
+from harness.grade.catalog import load_catalog
+from harness.run.layout import STUB, Suite
 
 DEFAULT = Path("workspace")
-STUB = Path(__file__).with_name("stub_radix.py")
 TEST_FILE = Path("tests") / "test_ds07_radix.py"
 FILE_LIMIT = 1_000_000  # bytes of a workspace file ol reads
 
 TESTS_TEMPLATE = '''"""My tests of tl_ds.radix (ds.07, rung R3), graded by the mutants they kill.
 
 Import only `from tl_ds.radix import RadixTree, NodeId, ROOT`. `ol check ds.07` needs these
-six tests; together your tests must kill at least 70% of the 18 planted mutants, and s11
-(a locked leaf stays on the eviction list) among them:
+six tests; together your tests must kill at least {percent}% of the {total} planted mutants,
+and {required} ({pitfall}) among them:
 
 {names}
 
@@ -68,7 +68,9 @@ class Workspace:
             self.package / "__init__.py": "",
             self.radix: stub_source(),
             self.tests: TESTS_TEMPLATE.format(
-                names="\n".join(f"    {name}" for name in REQUIRED_TESTS)),
+                names="\n".join(f"    {name}" for name in REQUIRED_TESTS),
+                percent=THRESHOLD_PERCENT, total=len(load_catalog()), required=REQUIRED_NAMES,
+                pitfall=REQUIRED_PITFALL),
         }
         created, kept = [], []
         for path, text in wanted.items():
@@ -131,24 +133,24 @@ class Workspace:
             raise OlError(f"cannot read {path}: it is not UTF-8 text ({error.reason} at byte "
                           f"{error.start}). Save it as UTF-8.") from None
 
-    def implementation(self) -> str:
-        """The student's radix.py, after proving in a fresh process that it imports."""
+    def radix_text(self) -> str:
+        """The student's radix.py, read as ol reads every file of theirs."""
         self.require(radix=True, tests=False)
-        text = self.read(self.radix)
-        problem = engine.probe_import(text)
-        if problem is not None:
-            said = "\n".join(f"    {line}" for line in problem.splitlines())
-            raise OlError(f"{self.radix} does not import as tl_ds.radix:\n{said}\nFix it "
-                          "(`python -c 'import tl_ds.radix'` in the workspace shows the whole "
-                          "error), then run the command again.")
-        return text
+        return self.read(self.radix)
 
-    def suite(self) -> engine.Suite:
+    def does_not_import(self, problem: str) -> OlError:
+        """What to do about a radix.py that does not import (``problem`` says why)."""
+        said = "\n".join(f"    {line}" for line in problem.splitlines())
+        return OlError(f"{self.radix} does not import as tl_ds.radix:\n{said}\nFix it "
+                       "(`python -c 'import tl_ds.radix'` in the workspace shows the whole "
+                       "error), then run the command again.")
+
+    def suite(self) -> Suite:
         """The student's tests, as a suite the engine runs; OlError when it names no test."""
         self.require(radix=False, tests=True)
         if not names_a_test(self.read(self.tests)):
             raise no_tests(self)
-        return engine.Suite(files=(self.tests,), proxy=())  # trees only behind the proxy
+        return Suite(files=(self.tests,), proxy=())  # trees only behind the proxy
 
 
 def names_a_test(source: str) -> bool:

@@ -23,13 +23,15 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from harness import catalog, mutation
-from harness.course import REQUIRED_TESTS, meets_threshold
-from harness.engine import RunResult, Status, Suite, TestRecord, run_suite
+from harness.chapter import REQUIRED_TESTS, SECOND, reference_source
 from harness.errors import OlError
-from harness.project import SECOND, reference_source
-from harness.scan import Flag, allowed, scan
-from harness.workspace import Workspace, no_tests, stub_source
+from harness.grade import catalog, mutation
+from harness.grade.course import meets_threshold
+from harness.grade.scan import Flag, allowed, scan
+from harness.grade.workspace import Workspace, no_tests, stub_source
+from harness.run.engine import Engine, cores, run_together
+from harness.run.judge import RunResult, Status, TestRecord
+from harness.run.layout import Suite
 
 COURSE_LIMIT = 600.0       # seconds for the course suite on a student's tree: slow trees pass
 COURSE_TEST_LIMIT = 240.0  # seconds for one course test on it
@@ -81,9 +83,19 @@ class TddReport:
                 and all(row.state == wanted for row in self.rows)) if self.rows else False
 
 
-def run_students_tests(workspace: Workspace, implementation: str, trusted: bool) -> RunResult:
+def tree_source(engine: Engine, workspace: Workspace) -> str:
+    """The student's radix.py, after proving in a confined process that it imports."""
+    text = workspace.radix_text()
+    problem = engine.probe_import(text)
+    if problem is not None:
+        raise workspace.does_not_import(problem)
+    return text
+
+
+def run_students_tests(engine: Engine, workspace: Workspace, implementation: str,
+                       trusted: bool) -> RunResult:
     suite = workspace.suite()
-    run = run_suite(suite, implementation, timeout=STUDENT_LIMIT, test_limit=STUDENT_TEST_LIMIT,
+    run = engine.run(suite, implementation, timeout=STUDENT_LIMIT, test_limit=STUDENT_TEST_LIMIT,
                     trusted=trusted)
     if run.status is Status.OK and not run.records:
         raise no_tests(workspace)
@@ -98,8 +110,8 @@ def run_problem(run: RunResult) -> str:
     return ""
 
 
-def tdd_red(workspace: Workspace) -> TddReport:
-    run = run_students_tests(workspace, stub_source(), trusted=True)
+def tdd_red(engine: Engine, workspace: Workspace) -> TddReport:
+    run = run_students_tests(engine, workspace, stub_source(), trusted=True)
     rows = []
     for record in run.records:
         if record.outcome == "passed":
@@ -114,9 +126,9 @@ def tdd_red(workspace: Workspace) -> TddReport:
     return TddReport(tuple(rows), run_problem(run))
 
 
-def tdd_green(workspace: Workspace) -> TddReport:
-    implementation = workspace.implementation()
-    run = run_students_tests(workspace, implementation, trusted=False)
+def tdd_green(engine: Engine, workspace: Workspace) -> TddReport:
+    implementation = tree_source(engine, workspace)
+    run = run_students_tests(engine, workspace, implementation, trusted=False)
     rows = tuple(
         Row(record.name, "green") if record.outcome == "passed" else
         Row(record.name, "failing", f"{record.outcome}: {message(record)}"
@@ -191,7 +203,7 @@ class Check:
                 and not self.required_survivors and self.rate_met)
 
 
-def course_run(implementation: str, cancel: threading.Event | None = None,
+def course_run(engine: Engine, implementation: str, cancel: threading.Event | None = None,
                call_limit: float | None = None) -> RunResult:
     """The 11 course tests against a student's tree, shrinking a failure to its steps.
 
@@ -199,9 +211,9 @@ def course_run(implementation: str, cancel: threading.Event | None = None,
     from importing is to stop that server, which the proxy reports as TreeStopped (a
     failing tree). Any other import error is the fault of ol's installation: OlError.
     """
-    run = run_suite(mutation.course_suite("course", proxy=True, call_limit=call_limit),
-                    implementation, timeout=COURSE_LIMIT, test_limit=COURSE_TEST_LIMIT,
-                    expected=mutation.COURSE_IDS, cancel=cancel)
+    run = engine.run(mutation.course_suite("course", proxy=True, call_limit=call_limit),
+                     implementation, timeout=COURSE_LIMIT, test_limit=COURSE_TEST_LIMIT,
+                     expected=mutation.COURSE_IDS, cancel=cancel)
     if run.status is Status.COLLECTION_ERROR and "TreeStopped" not in run.detail:
         said = [line.strip() for line in run.detail.splitlines() if line.strip()]
         raise OlError("the course tests did not import, which is a fault of this installation "
@@ -219,7 +231,7 @@ def shuffled(jobs: list, seed: str) -> list:
     return random.Random(hashlib.sha256(seed.encode()).hexdigest()).sample(jobs, len(jobs))
 
 
-def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
+def check(engine: Engine, workspace: Workspace, progress: Callable[[str], None] | None = None,
           jobs: int | None = None, refuse_flagged: bool = False) -> Check:
     """Grade a workspace: course tests on its tree, its tests on correct trees and mutants.
 
@@ -231,14 +243,14 @@ def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
     the file is refused only when ``refuse_flagged``; what keeps a test from reaching a
     tree other than through the proxy is the sandbox, not the scan.
     """
-    implementation = workspace.implementation()
+    implementation = tree_source(engine, workspace)
     suite = workspace.suite()
     tests_text = workspace.read(workspace.tests)
     reference, second = reference_source(), SECOND.read_text(encoding="utf-8")
-    workers = max(1, (jobs or mutation.cores()) - 1)
+    workers = max(1, (jobs or cores()) - 1)
     cancel = threading.Event()
     with ThreadPoolExecutor(max_workers=1) as side:
-        course = side.submit(course_run, implementation, cancel)
+        course = side.submit(course_run, engine, implementation, cancel)
         try:
             flags = scan(tests_text)
             if flags and refuse_flagged:
@@ -247,7 +259,7 @@ def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
                     "builds trees and asserts on what they return, and may import only "
                     f"{allowed()}. Remove what is flagged"))
             else:
-                result = grade_tests(workspace, suite, tests_text,
+                result = grade_tests(engine, workspace, suite, tests_text,
                                      (reference, second, implementation), workers, progress)
                 result.flags = flags
             result.course = course.result()
@@ -257,17 +269,18 @@ def check(workspace: Workspace, progress: Callable[[str], None] | None = None,
     return result
 
 
-def grade_tests(workspace: Workspace, suite: Suite, tests_text: str, trees: tuple[str, str, str],
-                workers: int, progress: Callable[[str], None] | None) -> Check:
+def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: str,
+                trees: tuple[str, str, str], workers: int,
+                progress: Callable[[str], None] | None) -> Check:
     reference, second, own = trees
 
     def students(tree: str, mine: bool = False) -> Callable[[threading.Event], RunResult]:
         measured = dataclasses.replace(suite, measure=mine)
-        return lambda cancel: run_suite(measured, tree, timeout=STUDENT_LIMIT,
-                                        test_limit=STUDENT_TEST_LIMIT, cancel=cancel,
-                                        trusted=not mine)
+        return lambda cancel: engine.run(measured, tree, timeout=STUDENT_LIMIT,
+                                         test_limit=STUDENT_TEST_LIMIT, cancel=cancel,
+                                         trusted=not mine)
 
-    *correct, measured = mutation.run_together(
+    *correct, measured = run_together(
         [students(reference), students(second), students(own, mine=True)], workers)
     result = Check(*correct, own=measured)
     on_reference = result.on_reference
@@ -294,12 +307,13 @@ def grade_tests(workspace: Workspace, suite: Suite, tests_text: str, trees: tupl
             state = "killed" if result.killed(done) else "survived"
             progress(f"mutant {done.mutant.id}: {state}")
 
-    planted = [*catalog.load_catalog(), mutation.placebo_mutant(reference),
+    chapter = catalog.load_catalog()
+    planted = [*chapter, mutation.placebo_mutant(reference),
                mutation.correct_again("reference", reference),
                mutation.correct_again("second", second)]
     ran = {done.mutant.id: done for done in mutation.run_mutants(
-        suite, shuffled(planted, tests_text), limits, expected, each, workers)}
-    result.mutants = [ran[mutant.id] for mutant in planted[:len(catalog.IDS)]]
+        engine, suite, shuffled(planted, tests_text), limits, expected, each, workers)}
+    result.mutants = [ran[mutant.id] for mutant in chapter]
     for where, first, again in (("the reference", on_reference, ran["reference"]),
                                 ("the second correct tree", result.on_second, ran["second"])):
         before = {record.name for record in first.failures}

@@ -1,10 +1,11 @@
 """The mutant catalogs: a ``catalog.toml`` and one unified diff per mutant, in a folder.
 
-Two folders hold one: ``mutants/`` the chapter's 18 planted mutants, which grade
+Two folders hold one: ``mutants/`` the chapter's planted mutants, which grade
 students' tests, and ``mutants/audit/`` plausible bugs beyond them, which measure the
 course suite only (``ol audit``) and are never shown to students. A catalog is data,
-validated when it is read: its ids, every field of the right type, ``caught_by`` naming
-course tests, the required mutants (s11 alone in the chapter's), and every patch
+validated when it is read: its ids (one entry for each patch in the folder, and no
+other), every field of the right type, ``caught_by`` naming course tests, the required
+mutants (the chapter's ``REQUIRED_MUTANTS``), and every patch
 applying to ``impl/radix.py`` with exact context, no fuzz and no offset. A mutant's
 source is built in memory; nothing is written to disk.
 """
@@ -16,11 +17,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.chapter import CATALOG, COURSE_TEST_NAMES, REQUIRED_MUTANTS, reference_source
 from harness.errors import OlError
-from harness.project import CATALOG, COURSE_TEST_NAMES, reference_source
 
-IDS = tuple(f"s{n:02d}" for n in range(1, 16)) + tuple(f"m{n:02d}" for n in range(1, 4))
-REQUIRED = ("s11",)
 AUDIT_CATALOG = CATALOG.parent / "audit" / "catalog.toml"
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 REGENERATE = ("to regenerate it, make the mutant's change by hand in impl/radix.py, run "
@@ -43,16 +42,15 @@ class Mutant:
 
 @dataclass(frozen=True)
 class Shape:
-    """What a catalog must hold: its ids, the text fields of an entry, its required mutants."""
+    """What a catalog must hold: the text fields of an entry, its ids, its required mutants."""
 
     texts: tuple[str, ...]
-    ids: tuple[str, ...] = ()       # exactly these ids; empty: any ids matching ``pattern``
-    pattern: str = ""
-    minimum: int = 0                # the fewest mutants when ids are not fixed
+    pattern: str                    # every id matches it
+    minimum: int = 1                # the fewest mutants
     required: tuple[str, ...] = ()
 
 
-CHAPTER = Shape(texts=("title", "symptom", "hint"), ids=IDS, required=REQUIRED)
+CHAPTER = Shape(texts=("title", "symptom", "hint"), pattern=r"[sm]\d\d", required=REQUIRED_MUTANTS)
 AUDIT = Shape(texts=("group", "title", "symptom", "rule"), pattern=r"a\d\d", minimum=40)
 
 
@@ -68,21 +66,24 @@ def load_catalog(path: Path = CATALOG, reference: str | None = None,
     if not isinstance(entries, list):
         raise OlError(f"{path}: expected [[mutant]] tables, one per planted mutant")
     ids = [entry.get("id") for entry in entries]
-    if shape.ids and sorted(map(str, ids)) != sorted(shape.ids):
-        raise OlError(f"{path}: expected the {len(shape.ids)} mutants {', '.join(shape.ids)}, "
-                      f"found {len(ids)}: {', '.join(map(str, ids))}")
-    if not shape.ids:
-        wrong = [str(id) for id in ids
-                 if not isinstance(id, str) or not re.fullmatch(shape.pattern, id)]
-        if wrong or len(set(ids)) != len(ids) or len(ids) < shape.minimum:
-            raise OlError(f"{path}: expected at least {shape.minimum} mutants with distinct "
-                          f"ids matching {shape.pattern}, found {len(ids)}"
-                          + (f" ({', '.join(wrong)} do not match)" if wrong else ""))
+    wrong = [str(id) for id in ids
+             if not isinstance(id, str) or not re.fullmatch(shape.pattern, id)]
+    if wrong or len(set(ids)) != len(ids) or len(ids) < shape.minimum:
+        raise OlError(f"{path}: expected at least {shape.minimum} mutants with distinct "
+                      f"ids matching {shape.pattern}, found {len(ids)}"
+                      + (f" ({', '.join(wrong)} do not match)" if wrong else ""))
+    patches = sorted(patch.stem for patch in path.parent.glob("*.patch"))
+    if patches != sorted(ids):
+        unlisted = sorted(set(patches) - set(ids))
+        missing = sorted(set(ids) - set(patches))
+        raise OlError(f"{path}: every patch in {path.parent} needs an entry and every entry "
+                      "its patch" + (f"; no entry for {', '.join(unlisted)}" if unlisted else "")
+                      + (f"; no patch for {', '.join(missing)}" if missing else ""))
     return tuple(read_entry(path, entry, reference, shape) for entry in entries)
 
 
 def load_audit_catalog(reference: str | None = None) -> tuple[Mutant, ...]:
-    """The audit catalog, ``mutants/audit/``: plausible bugs beyond the chapter's 18."""
+    """The audit catalog, ``mutants/audit/``: plausible bugs beyond the chapter's."""
     return load_catalog(AUDIT_CATALOG, reference, AUDIT)
 
 

@@ -26,8 +26,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+from harness.chapter import ROOT
 from harness.errors import OlError
-from harness.project import ROOT
 
 SHIPPED = ("ol.py", "pyproject.toml", "README.md", "harness", "impl", "model", "mutants",
            "tests/course")

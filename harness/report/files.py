@@ -17,22 +17,23 @@ marked, the diffs, and ``mutation.json``, which must carry the source.
 from __future__ import annotations
 
 import html
-import io
 import json
-import time
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import catalog, mutation
-from harness.course import REQUIRED_TESTS, THRESHOLD_PERCENT, needed
-from harness.engine import Status
+from harness.chapter import (
+    COURSE_TEST_NAMES,
+    REQUIRED_NAMES,
+    REQUIRED_TESTS,
+    THRESHOLD_PERCENT,
+    reference_source,
+)
 from harness.errors import OlError
-from harness.grading import Check, check, message
-from harness.project import COURSE_TEST_NAMES, reference_source
-from harness.render import show_check, verdict
-from harness.workspace import Workspace
+from harness.grade import catalog, mutation
+from harness.grade.course import needed
+from harness.grade.grading import Check, message
+from harness.run.judge import Status
 
 AUDIENCES = ("student", "staff")
 STUDENT_FILES = ("results.json", "junit.xml", "mutation.html")
@@ -79,21 +80,6 @@ class ReportFolder:
             with path.open("x", encoding="utf-8") as out:  # "x": never overwrite
                 out.write(documents[name] + "\n")
             self.written.append(name)
-
-
-def check_and_report(workspace: Workspace, reports: ReportFolder | None,
-                     progress: Callable[[str], None] | None = None, jobs: int | None = None,
-                     refuse_flagged: bool = False, missed: bool = False,
-                     audience: str = "student") -> tuple[Check, str]:
-    """`ol check` of one workspace: the result and its text, written to ``reports`` if any."""
-    started = time.monotonic()
-    result = check(workspace, progress, jobs, refuse_flagged)
-    text = io.StringIO()
-    show_check(result, workspace, text, missed, audience)
-    if reports is not None:
-        reports.write(result, text.getvalue(), verdict(result, workspace.option()),
-                      time.monotonic() - started)
-    return result, text.getvalue()
 
 
 # --- what every report says of a mutant ---------------------------------------------------
@@ -281,8 +267,8 @@ def page(result: Check, verdict: str, staff: bool) -> str:
     met = result.graded and result.rate_met and not result.required_survivors
     if total:
         score = (f"{result.kills} of {total} mutants killed ({result.kills / total:.0%}); "
-                 f"the bar is {THRESHOLD_PERCENT}% ({needed(total)} of {total}) with s11 "
-                 "killed")
+                 f"the bar is {THRESHOLD_PERCENT}% ({needed(total)} of {total}) with "
+                 f"{REQUIRED_NAMES} killed")
     else:
         score = "your tests were not run on the mutants"
     rows = []

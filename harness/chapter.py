@@ -1,0 +1,62 @@
+"""Everything specific to ds.07: where its parts live, the tree's names, the course's rules.
+
+User-facing counts (how many course tests, how many mutants) are derived from what these
+name, never written out: the mutants are whatever ``mutants/catalog.toml`` lists.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "impl" / "radix.py"
+MODEL = ROOT / "model"
+COURSE_TESTS = ROOT / "tests" / "course"
+MUTANTS = ROOT / "mutants"
+CATALOG = MUTANTS / "catalog.toml"
+EQUIVALENTS = MUTANTS / "equivalent.toml"  # mutmut survivors that cannot change behaviour
+SECOND = ROOT / "impl" / "second.py"  # a second correct tree, written apart from the reference
+EXAMPLES = ROOT / "examples"
+MODULES = ("ds.07",)
+
+COURSE_TEST_NAMES = (
+    "test_hand_example_split_and_match",
+    "test_granule_matches_whole_runs_only",
+    "test_reinserting_hands_every_value_back",
+    "test_lru_order_follows_last_use",
+    "test_a_childless_parent_becomes_evictable",
+    "test_locks_pin_the_path",
+    "test_a_split_inherits_the_locks_below_it",
+    "test_unlock_without_a_lock_panics",
+    "test_insert_needs_one_value_per_granule",
+    "test_freed_slots_are_reused",
+    "test_model_based_against_a_naive_map",
+)
+
+
+# The tree's public methods and properties, as the contract names them (the placebo
+# breaks every one of them; the stub and the proxy offer exactly these).
+METHODS = ("__init__", "__len__", "is_empty", "node_count", "key", "values", "parent",
+           "children", "child_count", "lock_count", "lru_order", "match_prefix", "insert",
+           "lock", "unlock", "evict")
+PROPERTIES = ("granule",)
+
+# The rung (R3): the student's tests must hold these six, kill the required mutants, and
+# kill THRESHOLD_PERCENT of all the planted mutants.
+REQUIRED_TESTS = tuple(f"test_{name}" for name in (
+    "split_by_hand",
+    "match_splits_inside_an_edge",
+    "insert_hands_back_the_stored_part",
+    "oldest_leaf_goes_first",
+    "locks_pin_ancestors",
+    "parent_becomes_evictable",
+))
+THRESHOLD_PERCENT = 70
+REQUIRED_MUTANTS = ("s11",)  # the catalog marks exactly these required
+REQUIRED_PITFALL = "a locked leaf stays on the eviction list"  # what s11 plants
+REQUIRED_TEST_HINT = "add a test that a locked leaf is never evicted"
+REQUIRED_NAMES = " and ".join(REQUIRED_MUTANTS)  # how the text names them: "s11"
+
+
+def reference_source() -> str:
+    return REFERENCE.read_text(encoding="utf-8")

@@ -1,0 +1,155 @@
+"""Run a pytest suite against one implementation of ``tl_ds.radix`` and say what happened.
+
+An ``Engine`` is where one command's runs happen: the sandbox, chosen once, and one warm
+worker that forks every run (or a fresh worker per run, in strict isolation). A command
+makes one, passes it to whatever runs code, and closes it when it ends; nothing of it is
+kept at module level. The run folder is laid out by run/layout.py, the run is started and
+limited by run/process.py, and its records are judged by run/judge.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from harness.run import sandbox
+from harness.run.judge import RunResult, Status, judge
+from harness.run.layout import Suite, lay_out, probe_side, read_coverage
+from harness.run.process import Runner
+
+PROBE_LIMIT = 30.0  # seconds importing a tree may take
+
+T = TypeVar("T")
+
+
+class Engine:
+    """The runs of one command: a sandbox chosen once, a worker, closed at the end.
+
+    ``sandbox_mode`` is auto, bwrap, uid or none (``auto`` reads OL_SANDBOX); ``fresh``
+    starts a new worker for every run (slower; for comparison). The sandbox and the worker
+    are made at the first run, so a command that runs nothing starts nothing.
+    """
+
+    def __init__(self, sandbox_mode: str | None = None, fresh: bool | None = None) -> None:
+        self.sandbox_mode = sandbox_mode or sandbox.requested()
+        self.fresh = os.environ.get("OL_ISOLATION", "") == "strict" if fresh is None else fresh
+        self.lock = threading.Lock()
+        self.runner: Runner | None = None
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    @property
+    def isolation(self) -> str:
+        """"strict" (a fresh worker per run) or "fast" (one warm worker forks every run)."""
+        return "strict" if self.fresh else "fast"
+
+    @property
+    def sandbox(self) -> sandbox.Sandbox:
+        """The sandbox runs use here (choosing it, when no run has yet)."""
+        return self.current().sandbox
+
+    def current(self) -> Runner:
+        with self.lock:
+            if self.runner is None:
+                self.runner = Runner(sandbox.choose(self.sandbox_mode), fresh=self.fresh)
+            return self.runner
+
+    def close(self) -> None:
+        """The worker stops and the run folders go."""
+        with self.lock:
+            if self.runner is not None:
+                self.runner.close()
+                self.runner = None
+
+    def run(self, suite: Suite, implementation: str, *, timeout: float,
+            test_limit: float = 0.0, expected: Iterable[str] | None = None,
+            cancel: threading.Event | None = None, trusted: bool = False) -> RunResult:
+        """Run ``suite`` with ``implementation`` (the text of a radix.py) as ``tl_ds.radix``.
+
+        ``trusted`` says the implementation is ours (the reference, a mutant, the stub), not
+        a submission's. The whole run is killed past ``timeout`` seconds; a single test past
+        ``test_limit`` (when positive) fails with TestTimeout and the others go on. Raises
+        Cancelled, after killing the run, when ``cancel`` is set while it runs.
+        """
+        runner = self.current()
+        run = runner.new_folder()
+        try:
+            test, tree = lay_out(run, suite, implementation, (timeout, test_limit), trusted)
+            runner.hand_over(run / "test", untrusted=not suite.ours)
+            if tree is not None:
+                runner.hand_over(run / "tree", untrusted=not trusted)
+            started = time.perf_counter()
+            ended = runner.run(test, tree, timeout, cancel)
+            seconds = time.perf_counter() - started
+            coverage = None
+            if suite.measure and suite.proxy is not None:
+                coverage = read_coverage(run / "tree" / "coverage.json")
+            if ended.returncode is None:
+                return RunResult(Status.TIMEOUT, seconds=seconds, output=ended.output,
+                                 detail=f"still running after {timeout:.0f} s: stopped")
+            if ended.overflow:
+                return RunResult(Status.CRASH, seconds=seconds, output=ended.output,
+                                 detail="the run wrote more records than any suite needs")
+            result = judge(ended.records, ended.returncode, expected, seconds, ended.output)
+            return result if coverage is None else dataclasses.replace(result, coverage=coverage)
+        finally:
+            shutil.rmtree(run, ignore_errors=True)
+
+    def probe_import(self, implementation: str) -> str | None:
+        """Import ``implementation`` as ``tl_ds.radix`` in a confined process: None, or why
+        not."""
+        runner = self.current()
+        run = runner.new_folder()
+        try:
+            probe = probe_side(run, implementation, PROBE_LIMIT)
+            runner.hand_over(probe.root, untrusted=True)
+            ended = runner.run(probe, None, PROBE_LIMIT, None)
+        finally:
+            shutil.rmtree(run, ignore_errors=True)
+        if ended.returncode is None:
+            return f"importing it takes more than {PROBE_LIMIT:.0f} s"
+        try:
+            result = json.loads(ended.records[0])
+            ok, error = result["ok"], str(result["error"])
+        except (IndexError, ValueError, TypeError, KeyError):
+            return f"importing it ends the interpreter (exit code {ended.returncode})"
+        return None if ok is True else (error or "it fails")
+
+
+def cores() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def run_together(jobs: Sequence[Callable[[threading.Event], T]], workers: int | None = None,
+                 done: Callable[[T], None] | None = None) -> list[T]:
+    """Run ``jobs`` on a thread pool, results in order (``done`` sees each as it is taken).
+
+    Ctrl-C stops every run still going (their process groups are killed and their
+    folders removed) before KeyboardInterrupt reaches the caller.
+    """
+    cancel = threading.Event()
+    with ThreadPoolExecutor(max_workers=workers or cores()) as pool:
+        futures = [pool.submit(job, cancel) for job in jobs]
+        try:
+            results = []
+            for future in futures:
+                results.append(future.result())
+                if done is not None:
+                    done(results[-1])
+        except BaseException:
+            cancel.set()
+            for future in futures:
+                future.cancel()
+            raise
+    return results

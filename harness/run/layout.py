@@ -1,0 +1,175 @@
+"""The run folder: what a run of a suite against one tree sees, one folder per side.
+
+Every run gets a folder of its own, made fresh and removed afterwards (run/process.py
+starts each side confined as run/sandbox.py says)::
+
+    run/test/pytest.ini       our configuration (the only one pytest reads)
+    run/test/impl/tl_ds/      the tree itself (our own suites on our own trees), or the
+                              proxy (tree_proxy.py) to the tree side
+    run/test/support/         ol_recorder.py and whatever the suite imports besides
+    run/test/tests/           copies of the suite's files
+    run/test/home/            HOME, TMPDIR and the working directory of the tests
+    run/tree/tree/tl_ds/      the tree behind the proxy; views/ the course machine's views
+
+A suite that is not ours (a student's tests) always reaches its tree through the proxy, so
+it never shares a process, a folder or a view of /proc with any tree.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.run.measure import Coverage, from_record
+from harness.run.process import Side
+from harness.run.sandbox import PAYLOAD
+
+RECORDER = PAYLOAD / "ol_recorder.py"
+PROXY = PAYLOAD / "tree_proxy.py"
+WIRE = PAYLOAD / "tree_wire.py"
+PROBE_COVERAGE = PAYLOAD / "coverage_probe.py"
+STUB = PAYLOAD / "stub_radix.py"  # the tree ol start writes: every method raises
+
+
+@dataclass(frozen=True)
+class Suite:
+    """Test files to copy into ``tests/`` and support files or packages for ``support/``."""
+
+    files: tuple[Path, ...]
+    support: tuple[Path, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    # None: the implementation is tl_ds.radix in the test process (only for our own suites
+    # on our own trees). Otherwise tl_ds.radix is the proxy (tree_proxy.py) and the
+    # implementation runs on the tree side of the run; a non-empty tuple names the views
+    # (ds07_observe.py) the tree side runs for the course machine, and gives the proxy
+    # its _ol_view method.
+    proxy: tuple[Path, ...] | None = None
+    # measure line and branch coverage of the tree's radix.py, on whichever side it runs
+    measure: bool = False
+    # the suite is ours (the course's), not a submission's: in the uid sandbox it runs as
+    # the grader, out of reach of the submission's tree
+    ours: bool = False
+
+
+VIEW_METHOD = """
+
+
+def _ol_view(self, name, *args):
+    return _channel.ask({"tree": self._handle, "view": name, "args": _args(args)},
+                        self._generation)
+
+
+RadixTree._ol_view = _ol_view
+"""
+
+
+def read_coverage(path: Path) -> Coverage:
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        return from_record({"kind": "coverage", **record})
+    except (OSError, ValueError, TypeError, KeyError):
+        return from_record({"kind": "coverage", "error": "the tree's coverage was not written"})
+
+
+def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, float],
+            trusted: bool) -> tuple[Side, Side | None]:
+    """Write the run's folders; the two sides to start."""
+    timeout, test_limit = limits
+    test = run / "test"
+    support = test / "support"
+    support.mkdir(parents=True)
+    if suite.proxy is None:
+        write_package(test / "impl", implementation)
+    else:
+        proxy = PROXY.read_text(encoding="utf-8") + (VIEW_METHOD if suite.proxy else "")
+        write_package(test / "impl", proxy)
+        shutil.copy(WIRE, support / WIRE.name)
+    for item in (RECORDER, PROBE_COVERAGE):  # the recorder measures through coverage_probe
+        shutil.copy(item, support / item.name)
+    for item in suite.support:
+        copy_item(item, support / item.name)
+    tests = test / "tests"
+    tests.mkdir()
+    for item in suite.files:
+        copy_item(item, tests / item.name)
+    (test / "home").mkdir()
+    (test / "pytest.ini").write_text(
+        "[pytest]\npythonpath = impl support\ntestpaths = tests\n", encoding="utf-8")
+    measured = test / "impl" / "tl_ds" / "radix.py" if suite.measure and suite.proxy is None \
+        else None
+    test_side = Side(test, test / "home", clean_environment(test, suite.env), run_limits(timeout),
+                     "pytest", tuple(command_line(test, test_limit, measured)),
+                     trusted=suite.ours)
+    if suite.proxy is None:
+        return test_side, None
+    tree = run / "tree"
+    write_package(tree / "tree", implementation)
+    if suite.proxy:
+        views = tree / "views"
+        views.mkdir()
+        for item in suite.proxy:
+            copy_item(item, views / item.name)
+    (tree / "home").mkdir()
+    tree_side = Side(tree, tree / "home", clean_environment(tree, {}), run_limits(timeout),
+                     "tree", trusted=trusted, measure=suite.measure, views=bool(suite.proxy))
+    return test_side, tree_side
+
+
+def write_package(folder: Path, radix: str) -> None:
+    package = folder / "tl_ds"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "radix.py").write_text(radix, encoding="utf-8")
+
+
+def copy_item(source: Path, target: Path) -> None:
+    if source.is_dir():
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        shutil.copy(source, target)
+
+
+def clean_environment(side: Path, extra: Mapping[str, str]) -> dict[str, str]:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(side / "home"),
+        "TMPDIR": str(side / "home"),
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "CI": "true",  # Hypothesis's CI profile: derandomized, no database, no deadline
+    }
+    env.update(extra)
+    return env
+
+
+LIMITS = {                     # resource limits of every run (a run also has its wall clock)
+    "memory": 4 << 30,         # bytes of address space
+    "files": 256,              # open files
+    "file_size": 256 << 20,    # bytes in any one file it writes
+    "processes": 4096,         # processes of the user (only enforced for an unprivileged user)
+}
+
+
+def run_limits(timeout: float) -> dict[str, int]:
+    return {**LIMITS, "cpu": int(timeout) + 5}
+
+
+def command_line(side: Path, test_limit: float, measured: Path | None = None) -> list[str]:
+    return ["-c", str(side / "pytest.ini"), "--rootdir", str(side), "-p", "no:cacheprovider",
+            "--noconftest", "-p", "ol_recorder", "--ol-test-limit", str(test_limit),
+            "--ol-coverage", str(measured or ""), "-q", "--tb=short", str(side / "tests")]
+
+
+
+def probe_side(run: Path, implementation: str, limit: float) -> Side:
+    """A side that imports ``implementation`` as ``tl_ds.radix`` and says how that went."""
+    side = run / "tree"
+    write_package(side / "tree", implementation)
+    (side / "home").mkdir()
+    return Side(side, side / "home", clean_environment(side, {}), run_limits(limit), "probe",
+                (str(side / "tree"),))

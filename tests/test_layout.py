@@ -1,0 +1,132 @@
+"""The layout's one rule: data flows one way, from running code to deciding to saying.
+
+``harness/run/`` (running untrusted code) imports nothing from ``harness/grade/``
+(deciding) or ``harness/report/`` (saying); ``grade/`` imports nothing from ``report/``;
+and nothing imports ``harness/run/payload/``, whose files are copied into runs and
+started there.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from harness import chapter
+from harness.chapter import COURSE_TESTS, ROOT, reference_source
+from harness.grade.mutation import placebo as placebo_source
+from harness.run.layout import PROXY, STUB
+from harness.run.sandbox import PAYLOAD
+
+# (the package whose modules are checked, the packages they must not import)
+RULES = (
+    ("harness.run", ("harness.grade", "harness.report", "harness.audit")),
+    ("harness.grade", ("harness.report", "harness.audit")),
+    ("", ("harness.run.payload",)),  # every module: the payload is copied, never imported
+)
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(path: Path, name: str) -> set[str]:
+    """The modules ``path`` imports, absolute, with every name of a ``from`` import."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = name.split(".")[:len(name.split(".")) - node.level]
+                base = ".".join([*package, *([base] if base else [])])
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def violations(root: Path) -> list[str]:
+    """Every import under ``root`` (harness/, ol.py, bench/) that breaks a rule."""
+    files = [*sorted((root / "harness").rglob("*.py")), root / "ol.py",
+             *sorted((root / "bench").glob("*.py"))]
+    broken = []
+    for path in files:
+        if not path.exists():
+            continue
+        name = module_name(path, root)
+        if name.startswith("harness.run.payload"):
+            continue  # payload files run inside the sandbox, where no harness exists
+        for target in sorted(imported(path, name)):
+            for package, banned in RULES:
+                if package and not (name == package or name.startswith(package + ".")):
+                    continue
+                for ban in banned:
+                    if target == ban or target.startswith(ban + "."):
+                        broken.append(f"{path.relative_to(root)} imports {target}")
+    return sorted(set(broken))
+
+
+def test_run_grade_and_report_import_only_downstream_and_nothing_imports_the_payload():
+    assert violations(ROOT) == []
+
+
+def test_an_import_against_the_flow_is_reported_with_its_file(tmp_path):
+    for folder in ("harness/run/payload", "harness/grade", "harness/report", "bench"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "ol.py").write_text("from harness.run.payload import tree_wire\n")
+    (tmp_path / "harness" / "run" / "engine.py").write_text("from harness.grade import mutation\n")
+    (tmp_path / "harness" / "grade" / "grading.py").write_text(
+        "from ..report.render import table\n")
+    (tmp_path / "harness" / "report" / "render.py").write_text("from harness.grade import x\n")
+    assert violations(tmp_path) == [
+        "harness/grade/grading.py imports harness.report.render",
+        "harness/grade/grading.py imports harness.report.render.table",
+        "harness/run/engine.py imports harness.grade",
+        "harness/run/engine.py imports harness.grade.mutation",
+        "ol.py imports harness.run.payload",
+        "ol.py imports harness.run.payload.tree_wire",
+    ]
+
+
+# --- one home for the chapter: every list of the tree's names agrees with chapter.py -------
+
+def class_members(path: Path, name: str = "RadixTree") -> dict[str, ast.FunctionDef]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == name)
+    return {node.name: node for node in found.body if isinstance(node, ast.FunctionDef)}
+
+
+def contract_names(members: dict[str, ast.FunctionDef]) -> set[str]:
+    return {name for name in members if not name.startswith("_") or name in chapter.METHODS}
+
+
+def literal(path: Path, name: str):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return next(ast.literal_eval(node.value) for node in tree.body
+                if isinstance(node, ast.Assign) and node.targets[0].id == name)
+
+
+def test_the_stub_and_the_proxy_offer_exactly_the_chapters_methods():
+    names = set(chapter.METHODS) | set(chapter.PROPERTIES)
+    assert contract_names(class_members(STUB)) == names
+    assert contract_names(class_members(PROXY)) == names
+
+
+def test_the_tree_server_answers_exactly_the_chapters_calls():
+    calls = set(literal(PAYLOAD / "tree_server.py", "CALLS"))
+    assert calls == (set(chapter.METHODS) - {"__init__"}) | set(chapter.PROPERTIES)
+
+
+def test_the_machine_tries_on_a_dead_id_exactly_the_methods_that_take_one():
+    takes_an_id = {name for name, node in class_members(STUB).items()
+                   if [arg.arg for arg in node.args.args[1:2]] == ["id"]}
+    assert set(literal(COURSE_TESTS / "ds07_machine.py", "DEAD_ID_ACCESSORS")) == takes_an_id
+
+
+def test_the_placebo_breaks_every_method_of_the_chapter():
+    namespace: dict = {}
+    exec(compile(placebo_source(reference_source()), "placebo", "exec"), namespace)
+    tree = namespace["RadixTree"]
+    assert all(getattr(tree, name).__name__ == "_placebo" for name in chapter.METHODS)
+    assert all(getattr(tree, name).fget.__name__ == "_placebo" for name in chapter.PROPERTIES)
