@@ -38,6 +38,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
+from tl_ds.radix import ROOT, RadixTree
 
 from model import PrefixModel
 
@@ -81,23 +82,25 @@ HELPERS = '''\
 
 
 class RadixMachine(RuleBasedStateMachine):
-    """Drives one tree and one model with the same calls and compares them after each."""
+    """Drives one tree and one model with the same calls and compares them after each.
 
+    A subclass per granule sets ``granule``; it takes no arguments, so the script
+    Hypothesis prints for a failure (``state = RadixMachineGranule1()``, ...) runs as printed.
+    """
+
+    granule: int
     keys = Bundle("keys")
     nodes = Bundle("nodes")
     locked = Bundle("locked")
 
-    def __init__(self, tree_class: type, granule: int, root: int, steps: list[int]) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.tree_class = tree_class
-        self.granule = granule
-        self.root = root
-        self.tree = tree_class(granule)
-        self.model = PrefixModel(granule)
-        self.where: dict[int, tuple[int, ...]] = {root: ()}  # live id -> the prefix it ends
+        self.tree = RadixTree(self.granule)
+        self.model = PrefixModel(self.granule)
+        self.where: dict[int, tuple[int, ...]] = {ROOT: ()}  # live id -> the prefix it ends
         self.peak = 0  # the most nodes ever live at once
         self.next_value = 0
-        self.steps = steps
+        self.steps = 0  # the rules run, not counting the two that start an example
         self.alphabet = ALPHABETS[0]
         # (call, node, its prefix, the noted call that returned it, its path's prefixes)
         self.expected: list[tuple[str, int, tuple[int, ...], int, list | None]] = []
@@ -122,7 +125,7 @@ class RadixMachine(RuleBasedStateMachine):
 
     def live(self, pick: int, leaves: bool = False) -> tuple[int, tuple[int, ...]] | None:
         """The ``pick``-th of the tree's nodes now (of its leaves), as (id, prefix)."""
-        found = sorted((prefix, id) for id, prefix in self.where.items() if id != self.root
+        found = sorted((prefix, id) for id, prefix in self.where.items() if id != ROOT
                        and (not leaves or self.model.is_leaf(prefix)))
         if not found:
             return None
@@ -131,14 +134,14 @@ class RadixMachine(RuleBasedStateMachine):
 
     def name(self, id: int) -> str:
         """How the replay names node ``id``: ROOT, the node that ends a prefix, or the id."""
-        if id == self.root:
+        if id == ROOT:
             return "ROOT"
         if id in self.where:
             return f"node({list(self.where[id])})"
         return repr(id)
 
     def step(self) -> None:
-        self.steps[0] += 1
+        self.steps += 1
         self.step_start = len(self.log)
 
     def call(self, source: str, method, *args):
@@ -182,7 +185,7 @@ class RadixMachine(RuleBasedStateMachine):
         """The example's alphabet; a scripted start; RadixTree(0) refused."""
         self.alphabet = alphabet
         self.step_start = len(self.log)
-        self.raises(ValueError, "RadixTree(0)", self.tree_class, 0)
+        self.raises(ValueError, "RadixTree(0)", RadixTree, 0)
         self.log.pop()  # it raised as it should: the tree under test is untouched
         keys = [()]
         for call, runs in script:
@@ -204,12 +207,12 @@ class RadixMachine(RuleBasedStateMachine):
     def model_node(self, key: tuple[int, ...]) -> int:
         """The tree's id of the node that ends ``key``, as the last observation saw it."""
         self.where = {node["id"]: tuple(node["prefix"])
-                      for node in view(self.tree, "observe", self.root)["nodes"]}
+                      for node in view(self.tree, "observe", ROOT)["nodes"]}
         return next(id for id, prefix in self.where.items() if prefix == key)
 
     @initialize(target=nodes)
     def the_root(self) -> int:
-        return self.root
+        return ROOT
 
     def insert_key(self, key: tuple[int, ...]) -> tuple[int, ...]:
         values = self.fresh_values(len(key) // self.granule)
@@ -289,7 +292,7 @@ class RadixMachine(RuleBasedStateMachine):
             return multiple()
         self.model.lock(prefix)
         self.call(f"tree.lock({self.name(node)})", self.tree.lock, node)
-        return multiple() if node == self.root else node
+        return multiple() if node == ROOT else node
 
     @rule(target=locked, pick=PICKS, leaf=st.booleans())
     def lock_a_node(self, pick, leaf):
@@ -315,7 +318,7 @@ class RadixMachine(RuleBasedStateMachine):
         prefix = self.where.get(node)
         if prefix is None:
             self.raises(KeyError, f"tree.unlock({node})", self.tree.unlock, node)
-        elif node == self.root:
+        elif node == ROOT:
             self.call("tree.unlock(ROOT)", self.tree.unlock, node)
         elif self.model.lock_count(prefix) == 0:
             self.raises(RuntimeError, f"tree.unlock({self.name(node)})", self.tree.unlock,
@@ -456,7 +459,7 @@ class RadixMachine(RuleBasedStateMachine):
     def agrees_with_the_model(self):
         model = self.model
         try:
-            seen = view(self.tree, "observe", self.root)
+            seen = view(self.tree, "observe", ROOT)
         except Exception as error:
             self.fail(f"reading the tree raised {type(error).__name__}: {error}", (
                 "for id in [ROOT, *nodes()]:",
@@ -471,7 +474,7 @@ class RadixMachine(RuleBasedStateMachine):
                 "for child in tree.children(id))"))
         where = {node["id"]: tuple(node["prefix"]) for node in seen["nodes"]}
         self.check_expected(where)
-        ends = {prefix for id, prefix in where.items() if id != self.root}
+        ends = {prefix for id, prefix in where.items() if id != ROOT}
         if ends != model.ends:
             self.fail(f"the tree's nodes end {sorted(ends)}, the model's {sorted(model.ends)}",
                       ("assert sorted(prefix(id) for id in nodes()) == "
@@ -479,7 +482,7 @@ class RadixMachine(RuleBasedStateMachine):
         self.peak = max(self.peak, model.node_count())
         for node in seen["nodes"]:
             id, prefix = node["id"], where[node["id"]]
-            here = "ROOT" if id == self.root else f"node({list(prefix)})"
+            here = "ROOT" if id == ROOT else f"node({list(prefix)})"
             if not 0 <= id <= self.peak:
                 self.fail(f"node {id} is live, but at most {self.peak} nodes were ever live "
                           "at once: freed slots are not reused",
@@ -522,7 +525,7 @@ class RadixMachine(RuleBasedStateMachine):
                 self.fail(f"{name.replace('root_', '')}{'(ROOT)' if 'root' in name else ''} "
                           f"is {seen[name]!r}, expected {want!r}",
                           (f"assert {holds.format(want)}",))
-        root = next(node for node in seen["nodes"] if node["id"] == self.root)
+        root = next(node for node in seen["nodes"] if node["id"] == ROOT)
         if root["lock_count"] != 0:
             self.fail("the root has a lock count", ("assert tree.lock_count(ROOT) == 0",))
         if seen["self_check"] is not None:
@@ -575,3 +578,15 @@ class RadixMachine(RuleBasedStateMachine):
                 f"    \"\"\"The course's model test, shrunk, at granule {self.granule}.\"\"\"\n"
                 f"{uses}    from tl_ds.radix import ROOT, RadixTree\n\n"
                 f"{HELPERS}\n{text}\n")
+
+
+class RadixMachineGranule1(RadixMachine):
+    """The machine at granule 1: every token is a run of its own."""
+
+    granule = 1
+
+
+class RadixMachineGranule2(RadixMachine):
+    """The machine at granule 2: runs of two tokens, matched whole."""
+
+    granule = 2
