@@ -26,6 +26,8 @@ tree's API and ends with the first assertion that differs from the model.
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from ds07_observe import view
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -81,6 +83,18 @@ HELPERS = '''\
 '''
 
 
+class Disagreement(AssertionError):
+    """The tree disagrees with the model. Besides the message, it carries how the replay
+    ends: the assert lines, and the noted call whose result they read with the name that
+    result is kept under (or None)."""
+
+    def __init__(self, message: str, asserts: list[str],
+                 capture: tuple[int, str] | None) -> None:
+        super().__init__(message)
+        self.asserts = asserts
+        self.capture = capture
+
+
 class RadixMachine(RuleBasedStateMachine):
     """Drives one tree and one model with the same calls and compares them after each.
 
@@ -105,7 +119,6 @@ class RadixMachine(RuleBasedStateMachine):
         # (call, node, its prefix, the noted call that returned it, its path's prefixes)
         self.expected: list[tuple[str, int, tuple[int, ...], int, list | None]] = []
         self.log: list[list] = []  # the calls made: [source, result, expected error]
-        self.failure: tuple[str, list[str], tuple[int, str] | None] | None = None
         self.crash: BaseException | None = None
         self.step_start = 0  # the first noted call of the current step
 
@@ -168,14 +181,14 @@ class RadixMachine(RuleBasedStateMachine):
                       f"expected {kind.__name__}")
         self.fail(f"{source.removeprefix('tree.')} did not raise {kind.__name__}")
 
-    def fail(self, message: str, asserts: tuple[str, ...] = (),
-             capture: tuple[int, str] | None = None) -> None:
-        """Fail the step with ``message``; the replay ends with ``asserts``, after the noted
-        call ``capture[0]`` assigned to ``capture[1]`` when given."""
+    @staticmethod
+    def fail(message: str, asserts: tuple[str, ...] = (),
+             capture: tuple[int, str] | None = None) -> NoReturn:
+        """Fail the step with ``message``: a Disagreement whose replay ends with ``asserts``,
+        after the noted call ``capture[0]`` assigned to ``capture[1]`` when given."""
         said = [f"{line}, {message!r}" if line.startswith("assert ") else line
                 for line in asserts]
-        self.failure = (message, said, capture)
-        raise AssertionError(message)
+        raise Disagreement(message, said, capture)
 
     # ------------------------------------------------------------------ rules
 
@@ -535,17 +548,20 @@ class RadixMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------------ the replay
 
-    def failure_message(self) -> str:
-        if self.failure is not None:
-            return self.failure[0]
+    def failure_message(self, error: Exception) -> str:
+        """What went wrong: the disagreement's message, or what the tree raised."""
+        if isinstance(error, Disagreement):
+            return str(error)
         return f"{type(self.crash).__name__}: {self.crash}"
 
-    def replay(self) -> str | None:
-        """The failing example as a standalone pytest function, or None if this machine
-        did not fail."""
-        if self.failure is None and self.crash is None:
+    def replay(self, error: Exception) -> str | None:
+        """The example that ended in ``error`` as a standalone pytest function, or None if
+        ``error`` is neither a disagreement with the model nor raised by the tree in one of
+        this machine's calls."""
+        disagreed = isinstance(error, Disagreement)
+        if not disagreed and self.crash is None:
             return None
-        asserts, capture = self.failure[1:] if self.failure else ([], None)
+        asserts, capture = (error.asserts, error.capture) if disagreed else ([], None)
         body = [f"    tree = RadixTree({self.granule})", "    gone = []  # what evict frees"]
         at, target = capture if capture else (None, "")
         hold = None
@@ -567,7 +583,7 @@ class RadixMachine(RuleBasedStateMachine):
                 body.append(f"{indent}    {source}")
             elif index == at:
                 body.append(f"{indent}{target} = {source}")
-            elif index == len(self.log) - 1 and self.failure is None:
+            elif index == len(self.log) - 1 and not disagreed:
                 body.append(f"{indent}{source}  # raises {type(self.crash).__name__}")
             else:
                 body.append(f"{indent}{source}  # -> {result!r}")

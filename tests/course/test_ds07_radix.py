@@ -283,13 +283,13 @@ def test_model_based_against_a_naive_map():
         run = seed(int(seeded) if seeded else COURSE_SEEDS[kind.granule])(machines)
         try:
             run_state_machine_as_test(run, settings=chosen, _min_steps=MIN_EXAMPLE_STEPS)
-        except Exception:
+        except Exception as error:
             failed = machines.last
-            replay = failed.replay() if failed else None
+            replay = failed.replay(error) if failed else None
             if replay is None:
                 raise
             raise AssertionError(
-                f"the model test fails at granule {kind.granule}: {failed.failure_message()}"
+                f"the model test fails at granule {kind.granule}: {failed.failure_message(error)}"
                 "\n\nThis test makes the same calls and fails on your tree for the same "
                 "reason; paste it into tests/test_ds07_radix.py to debug it:\n\n"
                 f"{replay}") from None
