@@ -3,7 +3,6 @@ the course suite and are never shown to students."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 import subprocess
@@ -127,8 +126,8 @@ def test_ol_audit_prints_per_mutant_the_course_tests_that_kill_it(audit_matrix, 
 def test_ol_audit_seeds_reports_the_share_of_seeds_that_kill_each_mutant(monkeypatch, capsys):
     """A correct tree among the mutants survives every seed: a weak spot, exit 1."""
     audit_mutants = {mutant.id: mutant for mutant in catalog.load_audit_catalog()}
-    correct = dataclasses.replace(mutation.correct_again("a99", SECOND.read_text()),
-                                  title="a correct tree")
+    correct = catalog.Mutant("a99", "a correct tree", "none", (), False, "", "",
+                             SECOND.read_text())
     monkeypatch.setattr(catalog, "load_catalog", lambda: ())
     monkeypatch.setattr(catalog, "load_audit_catalog",
                         lambda: (audit_mutants["a45"], correct))

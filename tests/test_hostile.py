@@ -179,7 +179,7 @@ def workspace(tmp_path: Path, tests: str, tree: str = SECOND_TREE) -> Workspace:
     return Workspace(root)
 
 
-def grade(tmp_path: Path, tests: str) -> grading.Check:
+def grade(tmp_path: Path, tests: str) -> grading.TestsGrade:
     """The student's tests graded as `ol check` grades them, without the course stage."""
     ws = workspace(tmp_path, tests)
     return grading.grade_tests(RUNS, ws, ws.suite(), ws.read(ws.tests),
@@ -187,11 +187,11 @@ def grade(tmp_path: Path, tests: str) -> grading.Check:
                                workers=2, progress=None)
 
 
-def refused(result: grading.Check) -> bool:
-    return not result.graded and not result.passed
+def refused(result: grading.TestsGrade) -> bool:
+    return not result.graded
 
 
-def killed(result: grading.Check) -> list[str]:
+def killed(result: grading.TestsGrade) -> list[str]:
     return sorted(done.mutant.id for done in result.mutants if result.killed(done))
 
 
@@ -200,9 +200,9 @@ def processes_matching(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def honest(tmp_path_factory) -> grading.Check:
+def honest(tmp_path_factory) -> grading.TestsGrade:
     result = grade(tmp_path_factory.mktemp("honest"), WEAK_TESTS)
-    assert result.graded and not result.invalid and not result.passed
+    assert result.graded and not result.invalid and not result.rate_met
     assert "s15" in killed(result) and len(killed(result)) < 5
     return result
 
@@ -218,7 +218,7 @@ def test_a_test_that_reads_the_module_under_test_gets_the_grade_of_the_same_suit
     result = grade(tmp_path, trick)
     assert not result.invalid and not result.problem
     assert killed(result) == killed(honest)
-    assert not result.passed
+    assert not result.rate_met
 
 
 @needs_sandbox

@@ -21,7 +21,7 @@ import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from harness.chapter import REQUIRED_TESTS, SECOND, reference_source
 from harness.errors import OlError
@@ -146,21 +146,36 @@ class Invalid:
     detail: str
 
 
-@dataclass
-class Check:
-    on_reference: RunResult | None = None  # None: the student's tests were not run
-    on_second: RunResult | None = None
-    course: RunResult | None = None
-    flags: list[Flag] = field(default_factory=list)
-    invalid: list[Invalid] = field(default_factory=list)
-    problem: str = ""           # why the student's tests cannot be graded at all
-    mutants: list[mutation.MutantResult] = field(default_factory=list)
-    names: tuple[str, ...] = ()  # the student's test names, without parameters
-    own: RunResult | None = None  # the student's tests on the student's tree, measured
+@dataclass(frozen=True)
+class Rerun:
+    """A correct tree run again among the mutants: the student's tests must pass it again."""
+
+    where: str          # "the reference", "the second correct tree"
+    first: RunResult    # the tests' first run on it
+    again: RunResult
 
     @property
-    def course_passed(self) -> bool:
-        return self.course is not None and self.course.all_passed
+    def newly_failed(self) -> tuple[str, ...]:
+        before = {record.name for record in self.first.failures}
+        return tuple(record.name for record in self.again.failures if record.name not in before)
+
+    @property
+    def stable(self) -> bool:
+        return self.again.status is Status.OK and not self.newly_failed
+
+
+@dataclass(frozen=True)
+class TestsGrade:
+    """What the student's tests earn: their runs on the correct trees, which of them are
+    valid, and which mutants the valid ones kill."""
+
+    on_reference: RunResult | None = None  # None: the student's tests were not run
+    on_second: RunResult | None = None
+    own: RunResult | None = None            # the student's tests on their own tree, measured
+    names: tuple[str, ...] = ()             # the student's test names, without parameters
+    invalid: tuple[Invalid, ...] = ()
+    problem: str = ""                       # why the student's tests cannot be graded at all
+    mutants: tuple[mutation.MutantResult, ...] = ()
 
     @property
     def invalid_names(self) -> set[str]:
@@ -168,9 +183,7 @@ class Check:
 
     def killers(self, result: mutation.MutantResult) -> tuple[str, ...]:
         """The valid tests that failed on the mutant, or how its run ended."""
-        if result.run.status is not Status.OK:
-            return (result.run.status.value,)
-        return tuple(name for name in result.killers if name not in self.invalid_names)
+        return valid_killers(result.run, self.invalid_names)
 
     def killed(self, result: mutation.MutantResult) -> bool:
         return bool(self.killers(result))
@@ -197,10 +210,29 @@ class Check:
         """The student's tests are valid, so their mutation score counts."""
         return not self.problem and not self.invalid and bool(self.mutants)
 
+
+@dataclass(frozen=True)
+class Check(TestsGrade):
+    """A whole check: the course tests on the student's tree, and what their tests earn."""
+
+    course: RunResult | None = None
+    flags: tuple[Flag, ...] = ()  # the static scan's findings (a lint)
+
+    @property
+    def course_passed(self) -> bool:
+        return self.course is not None and self.course.all_passed
+
     @property
     def passed(self) -> bool:
         return (self.course_passed and self.graded and not self.missing_names
                 and not self.required_survivors and self.rate_met)
+
+
+def valid_killers(run: RunResult, invalid: set[str]) -> tuple[str, ...]:
+    """The tests outside ``invalid`` that failed on a tree, or how its run ended."""
+    if run.status is not Status.OK:
+        return (run.status.value,)
+    return tuple(record.name for record in run.failures if record.name not in invalid)
 
 
 def course_run(engine: Engine, implementation: str, cancel: threading.Event | None = None,
@@ -221,9 +253,6 @@ def course_run(engine: Engine, implementation: str, cancel: threading.Event | No
                       "checkout) and run the command again. The error: "
                       f"{said[-1].removeprefix('E   ') if said else 'none was given'}")
     return run
-
-
-AGAIN = ("reference", "second")  # the correct trees, run again among the mutants
 
 
 def shuffled(jobs: list, seed: str) -> list:
@@ -252,26 +281,29 @@ def check(engine: Engine, workspace: Workspace, progress: Callable[[str], None] 
     with ThreadPoolExecutor(max_workers=1) as side:
         course = side.submit(course_run, engine, implementation, cancel)
         try:
-            flags = scan(tests_text)
+            flags = tuple(scan(tests_text))
             if flags and refuse_flagged:
-                result = Check(flags=flags, problem=(
+                tests = TestsGrade(problem=(
                     "the static scan flags your test file (below): a test of this chapter "
                     "builds trees and asserts on what they return, and may import only "
                     f"{allowed()}. Remove what is flagged"))
             else:
-                result = grade_tests(engine, workspace, suite, tests_text,
-                                     (reference, second, implementation), workers, progress)
-                result.flags = flags
-            result.course = course.result()
+                tests = grade_tests(engine, workspace, suite, tests_text,
+                                    (reference, second, implementation), workers, progress)
+            return Check(course=course.result(), flags=flags, **fields_of(tests))
         except BaseException:
             cancel.set()
             raise
-    return result
+
+
+def fields_of(grade: TestsGrade) -> dict:
+    return {field.name: getattr(grade, field.name) for field in dataclasses.fields(grade)}
 
 
 def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: str,
                 trees: tuple[str, str, str], workers: int,
-                progress: Callable[[str], None] | None) -> Check:
+                progress: Callable[[str], None] | None) -> TestsGrade:
+    """The student's tests on the correct trees, then, if they are valid, on the mutants."""
     reference, second, own = trees
 
     def students(tree: str, mine: bool = False) -> Callable[[threading.Event], RunResult]:
@@ -280,54 +312,88 @@ def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: 
                                          test_limit=STUDENT_TEST_LIMIT, cancel=cancel,
                                          trusted=not mine)
 
-    *correct, measured = run_together(
+    on_reference, on_second, measured = run_together(
         [students(reference), students(second), students(own, mine=True)], workers)
-    result = Check(*correct, own=measured)
-    on_reference = result.on_reference
     if on_reference.status is Status.OK and not on_reference.records:
         raise no_tests(workspace)
     if progress is not None:
         progress("your tests have run on the two correct trees")
-    result.names = tuple(dict.fromkeys(map(base_name, on_reference.records)))
-    for where, run in (("the reference", on_reference), ("the second correct tree",
-                                                         result.on_second)):
-        result.invalid.extend(Invalid(record.name, where, f"{record.outcome}: {message(record)}")
-                              for record in run.failures)
-        if run.status is not Status.OK and not result.problem:
-            result.problem = f"on {where}, {run_problem(run)}"
-    valid = [record for record in on_reference.records
-             if record.name not in result.invalid_names]
-    if result.problem or not valid:
-        return result
-    expected = [record.nodeid for record in on_reference.records]
-    limits = mutation.Limits.from_reference(on_reference)
+    correct = (("the reference", on_reference), ("the second correct tree", on_second))
+    first = TestsGrade(
+        on_reference=on_reference, on_second=on_second, own=measured,
+        names=tuple(dict.fromkeys(map(base_name, on_reference.records))),
+        invalid=tuple(Invalid(record.name, where, f"{record.outcome}: {message(record)}")
+                      for where, run in correct for record in run.failures),
+        problem=next((f"on {where}, {run_problem(run)}" for where, run in correct
+                      if run.status is not Status.OK), ""))
+    if first.problem or all(record.name in first.invalid_names
+                            for record in on_reference.records):
+        return first  # nothing valid to grade
+    mutants, placebo, reruns = run_planted(engine, suite, first, (reference, second),
+                                           tests_text, workers, progress)
+    return dataclasses.replace(first, mutants=mutants,
+                               problem=planted_problem(first, placebo, reruns))
 
-    def each(done: mutation.MutantResult) -> None:
-        if progress is not None:
-            state = "killed" if result.killed(done) else "survived"
-            progress(f"mutant {done.mutant.id}: {state}")
+
+def run_planted(engine: Engine, suite: Suite, first: TestsGrade, correct: tuple[str, str],
+                seed: str, workers: int, progress: Callable[[str], None] | None,
+                ) -> tuple[tuple[mutation.MutantResult, ...], RunResult, tuple[Rerun, ...]]:
+    """The planted mutants, the placebo and both correct trees again, in an order fixed by
+    ``seed``: (the mutants' results in catalog order, the placebo's run, the reruns)."""
+    reference, second = correct
+    expected = [record.nodeid for record in first.on_reference.records]
+    limits = mutation.Limits.from_reference(first.on_reference)
+
+    def tree(source: str) -> Callable[[threading.Event], RunResult]:
+        return lambda cancel: mutation.run_limited(engine, suite, source, limits, expected,
+                                                   cancel)
+
+    def mutant(planted: catalog.Mutant) -> Callable[[threading.Event], mutation.MutantResult]:
+        return lambda cancel: mutation.run_mutant(engine, suite, planted, limits, expected,
+                                                  cancel)
+
+    def said(done: tuple[str, object]) -> None:
+        if progress is None:
+            return
+        label, outcome = done
+        if isinstance(outcome, mutation.MutantResult):
+            state = "killed" if first.killed(outcome) else "survived"
+            progress(f"mutant {outcome.mutant.id}: {state}")
+        elif label == "placebo":
+            killed = valid_killers(outcome, first.invalid_names)
+            progress(f"the placebo (every method raises): {'killed' if killed else 'passed'}")
+        else:
+            progress(f"{label} again: {'passed' if outcome.all_passed else 'failed'}")
 
     chapter = catalog.load_catalog()
-    planted = [*chapter, mutation.placebo_mutant(reference),
-               mutation.correct_again("reference", reference),
-               mutation.correct_again("second", second)]
-    ran = {done.mutant.id: done for done in mutation.run_mutants(
-        engine, suite, shuffled(planted, tests_text), limits, expected, each, workers)}
-    result.mutants = [ran[mutant.id] for mutant in chapter]
-    for where, first, again in (("the reference", on_reference, ran["reference"]),
-                                ("the second correct tree", result.on_second, ran["second"])):
-        before = {record.name for record in first.failures}
-        failed = [record.name for record in again.run.failures if record.name not in before]
-        if again.run.status is not Status.OK or failed:
-            said = ", ".join(map(short_name, failed)) or again.run.status.value
-            result.problem = (f"your tests passed on {where} once and failed on it when run "
-                              f"again ({said}): they are flaky (they keep state between runs or "
-                              "are random), so no grade can rest on them")
-            return result
-    if not result.killed(ran["placebo"]):
-        result.problem = ("your tests pass on a tree whose every method raises: they never "
-                          "reach tl_ds.radix, so they cannot grade it")
-    return result
+    jobs = [*((planted.id, mutant(planted)) for planted in chapter),
+            ("placebo", tree(mutation.placebo(reference))),
+            ("the reference", tree(reference)), ("the second correct tree", tree(second))]
+    order = shuffled(jobs, seed)
+    ran = dict(run_together([labelled(label, job) for label, job in order], workers, said))
+    reruns = tuple(Rerun(where, run, ran[where]) for where, run in (
+        ("the reference", first.on_reference), ("the second correct tree", first.on_second)))
+    return tuple(ran[planted.id] for planted in chapter), ran["placebo"], reruns
+
+
+def labelled(label: str, job: Callable[[threading.Event], object],
+             ) -> Callable[[threading.Event], tuple[str, object]]:
+    return lambda cancel: (label, job(cancel))
+
+
+def planted_problem(first: TestsGrade, placebo: RunResult, reruns: tuple[Rerun, ...]) -> str:
+    """Why the mutants' results cannot be trusted: flaky tests, or tests that never reach the
+    tree; "" when they can."""
+    for rerun in reruns:
+        if not rerun.stable:
+            said = ", ".join(map(short_name, rerun.newly_failed)) or rerun.again.status.value
+            return (f"your tests passed on {rerun.where} once and failed on it when run "
+                    f"again ({said}): they are flaky (they keep state between runs or are "
+                    "random), so no grade can rest on them")
+    if not valid_killers(placebo, first.invalid_names):
+        return ("your tests pass on a tree whose every method raises: they never reach "
+                "tl_ds.radix, so they cannot grade it")
+    return ""
 
 
 def short_name(name: str) -> str:

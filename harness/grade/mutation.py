@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from harness.chapter import COURSE_TEST_NAMES, COURSE_TESTS, MODEL
+from harness.chapter import COURSE_TEST_NAMES, COURSE_TESTS, METHODS, MODEL, PROPERTIES
 from harness.errors import OlError
 from harness.grade.catalog import Mutant
 from harness.run.engine import Engine, run_together
@@ -28,35 +28,23 @@ T = TypeVar("T")
 
 COURSE_IDS = tuple(f"tests/test_ds07_radix.py::{name}" for name in COURSE_TEST_NAMES)
 
-PLACEBO_TAIL = '''
+PLACEBO_TAIL = f'''
 
 
 def _placebo(*args, **kwargs):
     raise AssertionError("the placebo: every method of this tree is broken")
 
 
-for _name in ("__init__", "__len__", "is_empty", "node_count", "key", "values", "parent",
-              "children", "child_count", "lock_count", "lru_order", "match_prefix",
-              "insert", "lock", "unlock", "evict"):
+for _name in {METHODS!r}:
     setattr(RadixTree, _name, _placebo)
-RadixTree.granule = property(_placebo)
+for _name in {PROPERTIES!r}:
+    setattr(RadixTree, _name, property(_placebo))
 '''
 
 
 def placebo(reference: str) -> str:
     """The reference with every method replaced by one that raises."""
     return reference + PLACEBO_TAIL
-
-
-def placebo_mutant(reference: str) -> Mutant:
-    """The placebo as a mutant, to run among the real ones: a suite must kill it."""
-    return Mutant("placebo", "every method raises", "nothing works", (), False,
-                  "a suite that passes here never calls the tree", "", placebo(reference))
-
-
-def correct_again(name: str, source: str) -> Mutant:
-    """A correct tree as one more run among the mutants: a suite must pass it again."""
-    return Mutant(name, "a correct tree, again", "none", (), False, "", "", source)
 
 
 def course_suite(profile: str = "course", proxy: bool = False,
@@ -129,20 +117,28 @@ def prove_wiring(engine: Engine, suite: Suite, reference: str,
     return baseline
 
 
-def run_mutant(engine: Engine, suite: Suite, mutant: Mutant, limits: Limits,
-               expected: Sequence[str] | None,
-               cancel: threading.Event | None = None) -> MutantResult:
-    """One mutant's run; a timeout (of the run or of a test) that alone would kill it counts
-    only if a re-run times out too."""
+def run_limited(engine: Engine, suite: Suite, source: str, limits: Limits,
+                expected: Sequence[str] | None,
+                cancel: threading.Event | None = None) -> RunResult:
+    """One run of a tree of ours within ``limits``; a timeout (of the run or of a test) that
+    alone would end it is trusted only if a re-run times out too."""
     def once() -> RunResult:
-        return engine.run(suite, mutant.source, timeout=limits.run, test_limit=limits.test,
+        return engine.run(suite, source, timeout=limits.run, test_limit=limits.test,
                           expected=expected, cancel=cancel, trusted=True)
 
     run = once()
     if run.timed_out and not [record for record in run.failures
                               if record.exception != TEST_TIMEOUT]:
         run = once()  # a timeout is the only evidence: it counts only if it happens again
-    return MutantResult(mutant, run)
+    return run
+
+
+def run_mutant(engine: Engine, suite: Suite, mutant: Mutant, limits: Limits,
+               expected: Sequence[str] | None,
+               cancel: threading.Event | None = None) -> MutantResult:
+    """One mutant's run (run_limited)."""
+    return MutantResult(mutant, run_limited(engine, suite, mutant.source, limits, expected,
+                                            cancel))
 
 
 def run_mutants(engine: Engine, suite: Suite, mutants: Iterable[Mutant], limits: Limits,
