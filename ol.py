@@ -35,7 +35,7 @@ from harness.grade import workspace as workspace_module
 from harness.grade.course import load_course_tests, needed
 from harness.report import batch, bundle
 from harness.report import files as reports_module
-from harness.report.render import short, show_check, show_matrix, table, verdict
+from harness.report.render import counted, short, show_check, show_matrix, table, verdict
 from harness.run import sandbox
 from harness.run.engine import Engine, cores
 
@@ -78,8 +78,8 @@ def argument(*flags: str, **options) -> Argument:
 
 
 MODULE = argument("module", help="the module id: ds.07")
-WORKSPACE = argument("--workspace", type=Path, default=workspace_module.DEFAULT, metavar="DIR",
-                     help="your workspace (default: ./workspace)")
+WORKSPACE = argument("--workspace", type=Path, default=None, metavar="DIR",
+                     help="your workspace (default: ./workspace, or the workspace you are in)")
 SANDBOX = argument("--sandbox", choices=sandbox.MODES, default=None,
                    help="how runs of submission code are confined: auto (default: the "
                         "strongest that starts here), bwrap, uid (as root, a separate user) "
@@ -128,7 +128,7 @@ def cmd_mutants(args: argparse.Namespace, engine: Engine) -> int:
 
 def open_workspace(args: argparse.Namespace) -> workspace_module.Workspace:
     check_module(args.module)
-    return workspace_module.Workspace(args.workspace)
+    return workspace_module.locate(args.workspace)
 
 
 class Progress:
@@ -240,7 +240,9 @@ def cmd_tdd(args: argparse.Namespace, engine: Engine) -> int:
     option = workspace.option()
     if args.phase == "red":
         if report.passed:
-            print(f"\nRED: all {len(report.rows)} tests fail on the stub. Next: implement "
+            every = "the test fails" if len(report.rows) == 1 else \
+                f"all {len(report.rows)} tests fail"
+            print(f"\nRED: {every} on the stub. Next: implement "
                   f"{workspace.radix}, then run `ol tdd green ds.07{option}`.")
             return ExitCode.PASSED
         print(f"\nNOT RED ({summary or 'no tests ran'}): every test must fail on the stub. "
@@ -248,7 +250,9 @@ def cmd_tdd(args: argparse.Namespace, engine: Engine) -> int:
               "own code, then run `ol tdd red ds.07` again.")
         return ExitCode.NOT_PASSED
     if report.passed and all(row.state == "green" for row in report.rows):
-        print(f"\nGREEN: all {len(report.rows)} tests pass on your tree. Next: "
+        every = "the test passes" if len(report.rows) == 1 else \
+            f"all {len(report.rows)} tests pass"
+        print(f"\nGREEN: {every} on your tree. Next: "
               f"`ol check ds.07{option}`.")
         return ExitCode.PASSED
     print(f"\nNOT GREEN ({summary or 'no tests ran'}): fix {workspace.radix} (or a test "
@@ -319,7 +323,8 @@ def cmd_diff(args: argparse.Namespace, engine: Engine) -> int:
     course = grading.course_run(engine, implementation)
     if not course.all_passed:
         failed = len(course.failures) or len(COURSE_TEST_NAMES)
-        print(f"ol diff refuses: {failed} course test(s) fail on your tree, and the reference "
+        print(f"ol diff refuses: {counted(failed, 'course test')} "
+              f"{'fails' if failed == 1 else 'fail'} on your tree, and the reference "
               f"is shown only to a tree that passes them all. Run `ol check ds.07"
               f"{workspace.option()}` to see which, and fix them first.")
         return ExitCode.NOT_PASSED

@@ -25,6 +25,9 @@ import ol
 from harness.chapter import COURSE_TEST_NAMES, EXAMPLES, REQUIRED_TESTS, ROOT
 from harness.grade import catalog
 from harness.grade.course import meets_threshold, needed
+from harness.report.render import counted, print_course
+from harness.run import judge
+from harness.run.engine import Engine
 
 PASSING = EXAMPLES / "passing"
 FAILING = EXAMPLES / "failing"
@@ -173,10 +176,41 @@ def test_tdd_red_names_vacuous_broken_and_skipped_tests(workspace):
 
 
 def test_tdd_red_calls_a_test_file_that_does_not_import_broken(workspace):
-    write_tests(workspace, "def test_split_by_hand(:\n    pass\n")
+    write_tests(workspace, "import not_a_module_here\n\ndef test_split_by_hand():\n    pass\n")
     code, out, _ = ol_run("tdd", "red", "ds.07", "--workspace", workspace)
     assert code == ol.ExitCode.NOT_PASSED
-    assert 'BROKEN: the test file does not import: File "tests/test_ds07_radix.py", line 1' in out
+    assert "BROKEN: the test file does not import" in out and "not_a_module_here" in out
+
+
+@pytest.mark.parametrize("command", [("tdd", "red"), ("tdd", "green"), ("check",)])
+def test_a_test_file_that_does_not_compile_stops_the_command_with_a_caret_before_any_run(
+        workspace, monkeypatch, command):
+    write_tests(workspace, "def test_split_by_hand(:\n    pass\n")
+    monkeypatch.setattr(Engine, "run", lambda *args, **kwargs: pytest.fail("a run started"))
+    monkeypatch.setattr(Engine, "probe_import", lambda *args: pytest.fail("a probe started"))
+    err = bad_input(*command, "ds.07", "--workspace", workspace)
+    assert "test_ds07_radix.py does not compile" in err
+    assert "    def test_split_by_hand(:" in err and "SyntaxError" in err and "^" in err
+
+
+def test_a_test_for_the_granule_check_is_red_on_the_stub_which_checks_nothing(workspace):
+    write_tests(workspace, "import pytest\nfrom tl_ds.radix import RadixTree\n\n"
+                           "def test_split_by_hand():\n"
+                           "    with pytest.raises(ValueError):\n        RadixTree(0)\n")
+    code, out, _ = ol_run("tdd", "red", "ds.07", "--workspace", workspace)
+    assert code == ol.ExitCode.PASSED, out
+    assert "RED: the test fails on the stub." in out
+
+
+def test_a_command_run_inside_a_workspace_works_on_that_workspace(workspace, monkeypatch):
+    monkeypatch.chdir(workspace / "tests")
+    code, out, _ = ol_run("start", "ds.07")
+    assert code == ol.ExitCode.PASSED and "created" not in out
+    assert not (workspace / "tests" / "workspace").exists()
+    assert not (workspace / "workspace").exists()
+    monkeypatch.chdir(workspace)
+    code, out, _ = ol_run("tdd", "green", "ds.07")
+    assert code == ol.ExitCode.PASSED and "GREEN" in out
 
 
 def test_tdd_green_passes_when_every_test_passes_on_the_students_tree(workspace):
@@ -517,7 +551,10 @@ def test_the_gradescope_bundle_grades_a_submission_in_a_folder_of_its_own(tmp_pa
 def test_the_gradescope_bundle_writes_results_for_a_submission_it_cannot_grade(tmp_path):
     results = autograder(tmp_path, {"notes.txt": "I ran out of time"})
     assert results["score"] == 0 and results["tests"] == []
-    assert "Upload two files to this assignment: your tree, tl_ds/radix.py" in results["output"]
+    output = results["output"]
+    assert "Upload two files to this assignment on Gradescope: your tree, tl_ds/radix.py" in output
+    assert "Not found in your submission: your tree, tl_ds/radix.py and your tests" in output
+    assert "ol start" not in output and "--workspace" not in output
 
 
 def test_the_gradescope_bundle_never_overwrites_a_file(tmp_path):
@@ -539,3 +576,38 @@ def test_course_tests_that_do_not_import_are_the_graders_fault_not_the_students(
         err = bad_input(command, "ds.07", "--workspace", workspace)
         assert "fault of this installation of ol, not of your tree" in err
         assert "tree_wire_that_is_not_installed" in err
+
+
+# --- how failures read -----------------------------------------------------------------------
+
+def failed_course_run(text: str, exception: str = "NotImplementedError") -> judge.RunResult:
+    records = tuple(judge.TestRecord(f"tests/test_ds07_radix.py::{name}", "passed")
+                    for name in COURSE_TEST_NAMES[1:])
+    broken = judge.TestRecord(f"tests/test_ds07_radix.py::{COURSE_TEST_NAMES[0]}", "failed",
+                        exception, text)
+    return judge.RunResult(judge.Status.OK, (broken, *records))
+
+
+def test_a_course_failure_names_its_exception_once():
+    out = io.StringIO()
+    print_course(failed_course_run("E   NotImplementedError: RadixTree.insert\n"), out)
+    said = out.getvalue()
+    assert "hand_example_split_and_match failed:\n    NotImplementedError: RadixTree.insert" in said
+    assert said.count("NotImplementedError") == 1
+
+
+def test_a_long_failure_is_cut_on_a_line_boundary_and_says_so():
+    text = "E   AssertionError: assert [1] == [2]\n" + "".join(
+        f"E     line {number} of the diff\n" for number in range(20))
+    out = io.StringIO()
+    print_course(failed_course_run(text, "AssertionError"), out)
+    shown = out.getvalue().splitlines()[-6:]
+    assert shown[0] == "    AssertionError: assert [1] == [2]"
+    assert shown[-2] == "      line 3 of the diff"
+    assert shown[-1] == "    [... 16 more lines cut]"
+
+
+def test_counts_read_in_the_singular_and_the_plural():
+    assert counted(1, "required test") == "1 required test"
+    assert counted(3, "required test") == "3 required tests"
+    assert counted(0, "course test") == "0 course tests"

@@ -46,12 +46,20 @@ def base_name(record: TestRecord) -> str:
 
 
 def message(record: TestRecord, lines: int = 1) -> str:
-    """The failure's own words: its first ``lines`` ``E`` lines, or the text's last lines."""
+    """The failure's own words: its first ``lines`` ``E`` lines, or the text's last lines.
+
+    Cut on a line boundary; when more than one line is asked for and some are left out, a
+    last line says how many."""
     said = [line[1:].removeprefix("   ").rstrip() for line in record.text.splitlines()
             if line.startswith("E ")]  # pytest's "E   ", and no more: code keeps its indent
     said = [line for line in said if line] or [
         line.strip() for line in record.text.strip().splitlines()[-lines:]]
-    return "\n".join(said[:lines]) if said else (record.exception or record.outcome)
+    if not said:
+        return record.exception or record.outcome
+    left = len(said) - lines
+    if lines > 1 and left > 0:
+        return "\n".join([*said[:lines - 1], f"[... {left + 1} more lines cut]"])
+    return "\n".join(said[:lines])
 
 
 def collection_problem(run: RunResult) -> str:
@@ -92,9 +100,8 @@ def tree_source(engine: Engine, workspace: Workspace) -> str:
     return text
 
 
-def run_students_tests(engine: Engine, workspace: Workspace, implementation: str,
-                       trusted: bool) -> RunResult:
-    suite = workspace.suite()
+def run_students_tests(engine: Engine, suite: Suite, workspace: Workspace,
+                       implementation: str, trusted: bool) -> RunResult:
     run = engine.run(suite, implementation, timeout=STUDENT_LIMIT, test_limit=STUDENT_TEST_LIMIT,
                     trusted=trusted)
     if run.status is Status.OK and not run.records:
@@ -111,7 +118,7 @@ def run_problem(run: RunResult) -> str:
 
 
 def tdd_red(engine: Engine, workspace: Workspace) -> TddReport:
-    run = run_students_tests(engine, workspace, stub_source(), trusted=True)
+    run = run_students_tests(engine, workspace.suite(), workspace, stub_source(), trusted=True)
     rows = []
     for record in run.records:
         if record.outcome == "passed":
@@ -127,8 +134,9 @@ def tdd_red(engine: Engine, workspace: Workspace) -> TddReport:
 
 
 def tdd_green(engine: Engine, workspace: Workspace) -> TddReport:
+    suite = workspace.suite()
     implementation = tree_source(engine, workspace)
-    run = run_students_tests(engine, workspace, implementation, trusted=False)
+    run = run_students_tests(engine, suite, workspace, implementation, trusted=False)
     rows = tuple(
         Row(record.name, "green") if record.outcome == "passed" else
         Row(record.name, "failing", f"{record.outcome}: {message(record)}"
@@ -272,8 +280,8 @@ def check(engine: Engine, workspace: Workspace, progress: Callable[[str], None] 
     the file is refused only when ``refuse_flagged``; what keeps a test from reaching a
     tree other than through the proxy is the sandbox, not the scan.
     """
+    suite = workspace.suite()  # a test file that does not compile stops here, before any run
     implementation = tree_source(engine, workspace)
-    suite = workspace.suite()
     tests_text = workspace.read(workspace.tests)
     reference, second = reference_source(), SECOND.read_text(encoding="utf-8")
     workers = max(1, (jobs or cores()) - 1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 import stat
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,24 @@ tl_ds/radix.py, then `ol tdd green ds.07` and `ol check ds.07`.
 
 def stub_source() -> str:
     return STUB.read_text(encoding="utf-8")
+
+
+def looks_like_a_workspace(folder: Path) -> bool:
+    return (folder / "tl_ds" / "radix.py").is_file() or (folder / TEST_FILE).is_file()
+
+
+def locate(given: Path | None) -> Workspace:
+    """The workspace a command works on: the one given; else ./workspace when it exists;
+    else this folder, or the one above it, when it is a workspace (a command run from inside
+    one); else ./workspace, which ol start creates."""
+    if given is not None:
+        return Workspace(given)
+    if DEFAULT.is_dir():
+        return Workspace(DEFAULT)
+    for folder in (Path("."), Path("..")):
+        if looks_like_a_workspace(folder):
+            return Workspace(folder)
+    return Workspace(DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -148,17 +167,22 @@ class Workspace:
     def suite(self) -> Suite:
         """The student's tests, as a suite the engine runs; OlError when it names no test."""
         self.require(radix=False, tests=True)
-        if not names_a_test(self.read(self.tests)):
+        source = self.read(self.tests)
+        try:  # parsing only: nothing of the file runs here
+            compile(source, str(self.tests), "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as error:
+            said = "".join(traceback.format_exception_only(type(error), error)).rstrip()
+            shown = "\n".join(f"    {line}" for line in said.splitlines())
+            raise OlError(f"{self.tests} does not compile, so none of its tests can run:\n"
+                          f"{shown}\nFix it, then run the command again.") from None
+        if not names_a_test(source):
             raise no_tests(self)
         return Suite(files=(self.tests,), proxy=())  # trees only behind the proxy
 
 
 def names_a_test(source: str) -> bool:
-    """False when the module surely binds no ``test...`` name; a syntax error is the run's."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return True
+    """False when the module surely binds no ``test...`` name (``source`` compiles)."""
+    tree = ast.parse(source)
     names = set()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):

@@ -81,12 +81,18 @@ rm -f "$ROOT/results/results.json"
 if [ -f report/results.json ]; then
     cp report/results.json "$ROOT/results/results.json"
 else
-    "$PYTHON" - out.txt "$ROOT/results/results.json" <<'EOF'
+    "$PYTHON" - out.txt "$ROOT/results/results.json" "$RADIX" "$TESTS" <<'EOF'
 import json, sys
 said = open(sys.argv[1], encoding="utf-8", errors="replace").read().strip()
-output = ("Not graded. Upload two files to this assignment: your tree, tl_ds/radix.py, "
-          "and your tests, tests/test_ds07_radix.py (drag both, or a zip holding them in "
-          "those folders). What the grader said:\n\n" + (said or "nothing"))
+missing = [name for name, found in (("your tree, tl_ds/radix.py", sys.argv[3]),
+                                    ("your tests, tests/test_ds07_radix.py", sys.argv[4]))
+           if not found]
+if missing:  # ol's own advice (ol start, --workspace) is for a local checkout, not here
+    said = ("Not found in your submission: " + " and ".join(missing) + ".")
+output = ("Not graded. Upload two files to this assignment on Gradescope: your tree, "
+          "tl_ds/radix.py, and your tests, tests/test_ds07_radix.py (drag both into the "
+          "upload window, or upload a zip holding them in those folders), then submit "
+          "again. What the grader said:\n\n" + (said or "nothing"))
 with open(sys.argv[2], "w", encoding="utf-8") as out:
     json.dump({"score": 0, "execution_time": 0, "output": output, "output_format": "text",
                "visibility": "visible", "tests": []}, out, indent=2)

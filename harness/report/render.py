@@ -28,6 +28,11 @@ def table(rows: Sequence[Sequence[str]], head: Sequence[str], out: TextIO | None
         print("  ".join([*cells, str(row[-1])]).rstrip(), file=out)
 
 
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless it is one: "1 test", "3 tests"."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def listing(names: Sequence[str], most: int = 3) -> str:
     shown = ", ".join(map(short, names[:most]))
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")
@@ -50,8 +55,11 @@ def print_course(run: RunResult, out: TextIO | None = None) -> None:
         print(f"  the run did not finish ({run.status.value}): {run.detail}", file=out)
     for record in failures:
         lines = 60 if record.name == COURSE_TEST_NAMES[-1] else 6
-        print(f"\n  {short(record.name)} failed ({record.exception}):", file=out)
-        for line in grading.message(record, lines).splitlines():
+        said = grading.message(record, lines)
+        named = said.startswith(f"{record.exception}:")  # the exception names itself once
+        print(f"\n  {short(record.name)} failed{'' if named else f' ({record.exception})'}:",
+              file=out)
+        for line in said.splitlines():
             print(f"    {line}", file=out)
 
 
@@ -69,7 +77,7 @@ def verdict(result: grading.Check, option: str) -> str:
         wrong.append("grade refused: your tests are invalid")
         todo.append("make every test pass on a correct tree")
     if result.missing_names:
-        wrong.append(f"{len(result.missing_names)} required test(s) missing")
+        wrong.append(f"{counted(len(result.missing_names), 'required test')} missing")
         todo.append(f"add {', '.join(result.missing_names)}")
     if result.mutants and result.required_survivors:
         wrong.append(f"{' and '.join(result.required_survivors)} survives")
