@@ -14,18 +14,28 @@ rejoin the list by stamp; a parent matched, then emptied among older and newer l
 Hypothesis switches some rules off in each example (swarm testing), so the others run
 more often.
 
-After every step the invariant compares every observable of the tree with the model:
-the structure as the prefixes its nodes end, keys, values, lock counts, children,
-``len``, ``node_count`` and the LRU order; then the tree's own ``_check()`` when it has
-one. The tree is judged through its public interface alone.
+Each rule is one step (``@step``): it begins by taking in the last reading of the tree,
+makes its calls to the tree and the model, and ends by reading the tree back through
+``ds07_observe.view``, the one door to the grader's proxy (``start``, which builds the
+scripted tree, ends with a reading too). The invariant then compares
+that reading with the model: the structure as the prefixes its nodes end, keys, values,
+lock counts, children, ``len``, ``node_count`` and the LRU order; then the tree's own
+``_check()`` when it has one. The invariant only judges; everything the machine keeps
+between steps is updated by the rules. The tree is judged through its public interface
+alone: the one ``tl_ds.radix`` yields, at the granule of the subclass
+(``RadixMachineGranule1``, ``RadixMachineGranule2``), which takes no arguments, so the
+script Hypothesis prints for a failure runs as printed.
 
-Every call to the tree is noted, so a failure can be replayed: ``replay()`` writes the
-failing example as a standalone pytest function that makes the same calls through the
-tree's API and ends with the first assertion that differs from the model.
+Every call to the tree is noted, so a failure can be replayed: a disagreement with the
+model is raised as a ``Disagreement`` that says how the replay ends, and ``replay()``
+writes the failing example as a standalone pytest function that makes the same calls
+through the tree's API and ends with the first assertion that differs from the model.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import NoReturn
 
 from ds07_observe import view
@@ -83,6 +93,26 @@ HELPERS = '''\
 '''
 
 
+def prefixes(seen: dict) -> dict[int, tuple[int, ...]]:
+    """The prefix each node of a reading of the tree ends, by id."""
+    return {node["id"]: tuple(node["prefix"]) for node in seen["nodes"]}
+
+
+def step(body: Callable) -> Callable:
+    """A rule's body as one step of the example. Before the body, the machine counts the
+    step and takes in the reading the invariant accepted; after it, the tree is read back
+    for the invariant to judge."""
+
+    @functools.wraps(body)
+    def run(machine: RadixMachine, **arguments):
+        machine.begin_step()
+        result = body(machine, **arguments)
+        machine.read_back()
+        return result
+
+    return run
+
+
 class Disagreement(AssertionError):
     """The tree disagrees with the model. Besides the message, it carries how the replay
     ends: the assert lines, and the noted call whose result they read with the name that
@@ -111,7 +141,9 @@ class RadixMachine(RuleBasedStateMachine):
         super().__init__()
         self.tree = RadixTree(self.granule)
         self.model = PrefixModel(self.granule)
-        self.where: dict[int, tuple[int, ...]] = {ROOT: ()}  # live id -> the prefix it ends
+        # live id -> the prefix it ends, as the last reading the invariant accepted saw it
+        self.where: dict[int, tuple[int, ...]] = {ROOT: ()}
+        self.seen: dict | Exception | None = None  # the last reading, or what it raised
         self.peak = 0  # the most nodes ever live at once
         self.next_value = 0
         self.steps = 0  # the rules run, not counting the two that start an example
@@ -153,9 +185,25 @@ class RadixMachine(RuleBasedStateMachine):
             return f"node({list(self.where[id])})"
         return repr(id)
 
-    def step(self) -> None:
+    def begin_step(self) -> None:
+        """Count the step and take in the last reading, which the invariant accepted: the
+        nodes' prefixes now, and no call's result left to check."""
         self.steps += 1
         self.step_start = len(self.log)
+        self.where = prefixes(self.seen)
+        self.expected = []
+
+    def observe(self) -> dict:
+        """Everything observable of the tree, as plain data (``ds07_observe.observe``)."""
+        return view(self.tree, "observe", ROOT)
+
+    def read_back(self) -> None:
+        """Read the tree at the end of a step, for the invariant to judge; a read that
+        raises is kept to be judged too."""
+        try:
+            self.seen = self.observe()
+        except Exception as error:
+            self.seen = error
 
     def call(self, source: str, method, *args):
         """``method(*args)``, noted for the replay as ``source``."""
@@ -210,17 +258,18 @@ class RadixMachine(RuleBasedStateMachine):
             elif call == "empty":  # the nodes so far must be right before some go
                 self.model_node(key)
                 self.check_expected(self.where)
+                self.expected = []
                 self.empty(key, 0)
             else:
                 id = self.model_node(key)
                 self.model.lock(key)
                 self.call(f"tree.lock({self.name(id)})", self.tree.lock, id)
+        self.read_back()
         return multiple(*keys)
 
     def model_node(self, key: tuple[int, ...]) -> int:
-        """The tree's id of the node that ends ``key``, as the last observation saw it."""
-        self.where = {node["id"]: tuple(node["prefix"])
-                      for node in view(self.tree, "observe", ROOT)["nodes"]}
+        """The tree's id of the node that ends ``key``, read off the tree now."""
+        self.where = prefixes(self.observe())
         return next(id for id, prefix in self.where.items() if prefix == key)
 
     @initialize(target=nodes)
@@ -263,8 +312,8 @@ class RadixMachine(RuleBasedStateMachine):
         return path
 
     @rule(target=keys, base=keys, cut=CUTS, tail=TAILS)
+    @step
     def insert(self, base, cut, tail):
-        self.step()
         return self.insert_key(self.whole_runs(base[:cut * self.granule] + self.tokens(tail)))
 
     def near(self, pick: int, cut: int | None, twist: bool) -> tuple[int, ...]:
@@ -280,25 +329,25 @@ class RadixMachine(RuleBasedStateMachine):
         return base
 
     @rule(target=keys, pick=PICKS, cut=st.none() | CUTS, twist=st.booleans(), tail=TAILS)
+    @step
     def insert_below(self, pick, cut, twist, tail):
         """Insert next to a prefix the tree holds now: whole, or cut inside its edges."""
-        self.step()
         return self.insert_key(self.whole_runs(self.near(pick, cut, twist) + self.tokens(tail)))
 
     @rule(target=nodes, base=keys, cut=CUTS, tail=TAILS)
+    @step
     def match_prefix(self, base, cut, tail):
-        self.step()
         return multiple(*self.match_key(base[:cut * self.granule] + self.tokens(tail)))
 
     @rule(target=nodes, pick=PICKS, cut=st.none() | CUTS, twist=st.booleans(), tail=TAILS)
+    @step
     def match_below(self, pick, cut, twist, tail):
         """Match a prefix the tree holds now: whole, cut inside its edges, or extended."""
-        self.step()
         return multiple(*self.match_key(self.near(pick, cut, twist) + self.tokens(tail)))
 
     @rule(target=locked, node=nodes)
+    @step
     def lock(self, node):
-        self.step()
         prefix = self.where.get(node)
         if prefix is None:
             self.raises(KeyError, f"tree.lock({node})", self.tree.lock, node)
@@ -308,9 +357,9 @@ class RadixMachine(RuleBasedStateMachine):
         return multiple() if node == ROOT else node
 
     @rule(target=locked, pick=PICKS, leaf=st.booleans())
+    @step
     def lock_a_node(self, pick, leaf):
         """Lock one of the tree's nodes now, a leaf or any."""
-        self.step()
         found = self.live(pick, leaves=leaf)
         if found is None:
             return multiple()
@@ -320,14 +369,14 @@ class RadixMachine(RuleBasedStateMachine):
         return node
 
     @rule(node=consumes(locked))
+    @step
     def unlock(self, node):
-        self.step()
         self.model.unlock(self.where[node])
         self.call(f"tree.unlock({self.name(node)})", self.tree.unlock, node)
 
     @rule(node=nodes)
+    @step
     def unlock_without_a_lock(self, node):
-        self.step()
         prefix = self.where.get(node)
         if prefix is None:
             self.raises(KeyError, f"tree.unlock({node})", self.tree.unlock, node)
@@ -338,15 +387,15 @@ class RadixMachine(RuleBasedStateMachine):
                         node)
 
     @rule(n=st.integers(min_value=-1, max_value=8))
+    @step
     def evict(self, n):
-        self.step()
         self.evict_n(n)
 
     @rule(pick=PICKS, n=st.integers(min_value=1, max_value=8))
+    @step
     def evict_around_a_lock(self, pick, n):
         """Lock a leaf, evict, unlock it: it rejoins among older and newer leaves, next to
         parents the eviction emptied."""
-        self.step()
         found = self.live(pick, leaves=True)
         if found is None:
             return
@@ -365,21 +414,21 @@ class RadixMachine(RuleBasedStateMachine):
                 if all(child in listed for child in self.model.children(parent))]
 
     @rule(pick=PICKS)
+    @step
     def evict_a_parent_among_locked_leaves(self, pick):
         """Empty one parent of unlocked leaves while every other listed leaf is locked, then
         unlock those: the parent rejoins the list by its own stamp among older and newer
         leaves, each of which rejoins by its stamp in turn."""
-        self.step()
         parents = self.parents_of_listed_leaves()
         if parents:
             self.empty(parents[pick % len(parents)], pick)
 
     @rule(pick=PICKS)
+    @step
     def evict_until_a_parent_empties(self, pick):
         """Match a parent of unlocked leaves, the newest use of all, then evict the oldest
         leaf until the parent has no child: it joins the list at the newest end, after
         leaves that are older than it but newer than its children."""
-        self.step()
         parents = self.parents_of_listed_leaves()
         if not parents:
             return
@@ -419,8 +468,8 @@ class RadixMachine(RuleBasedStateMachine):
                       (at, "gone = []\n    freed"))
 
     @rule(base=keys, cut=CUTS, tail=TAILS, off=st.sampled_from([-1, 1, 2]))
+    @step
     def insert_with_a_wrong_value_count(self, base, cut, tail, off):
-        self.step()
         key = self.whole_runs(base[:cut * self.granule] + self.tokens(tail))
         count = len(key) // self.granule + off
         values = self.fresh_values(count if count >= 0 else 1)
@@ -429,8 +478,8 @@ class RadixMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self.granule > 1)
     @rule(base=keys, cut=CUTS, tail=st.lists(TOKENS, min_size=1, max_size=6))
+    @step
     def insert_a_key_of_partial_runs(self, base, cut, tail):
-        self.step()
         key = base[:cut * self.granule] + self.tokens(tail)
         if len(key) % self.granule == 0:
             key = (*key, self.alphabet[0])
@@ -440,8 +489,8 @@ class RadixMachine(RuleBasedStateMachine):
                         list(key), values)
 
     @rule(node=nodes, negative=st.booleans())
+    @step
     def accessors_on_a_dead_id(self, node, negative):
-        self.step()
         if negative:
             node = -1
         elif node in self.where:
@@ -466,15 +515,16 @@ class RadixMachine(RuleBasedStateMachine):
                     (f"assert prefix(end) == {list(prefix)}",) if path is None else
                     (f"assert [prefix(id) for id in path] == {path}",),
                     (at, "end, back" if path is None else "tokens, path"))
-        self.expected = []
 
     @invariant()
-    def agrees_with_the_model(self):
+    def agrees_with_the_model(self) -> None:
+        """The step's reading of the tree agrees with the model: the nodes the step's calls
+        returned, every observable, the prefixes the nodes ended at the last reading, and
+        the tree's own ``_check()``. It judges and changes nothing."""
         model = self.model
-        try:
-            seen = view(self.tree, "observe", ROOT)
-        except Exception as error:
-            self.fail(f"reading the tree raised {type(error).__name__}: {error}", (
+        seen = self.seen
+        if isinstance(seen, Exception):
+            self.fail(f"reading the tree raised {type(seen).__name__}: {seen}", (
                 "for id in [ROOT, *nodes()]:",
                 "    tree.key(id), tree.values(id), tree.parent(id), tree.lock_count(id)",
                 "    tree.children(id), tree.child_count(id)",
@@ -485,14 +535,13 @@ class RadixMachine(RuleBasedStateMachine):
                 "assert len(seen) == len(set(seen))",
                 "assert all(tree.parent(child) == id for id in seen "
                 "for child in tree.children(id))"))
-        where = {node["id"]: tuple(node["prefix"]) for node in seen["nodes"]}
+        where = prefixes(seen)
         self.check_expected(where)
         ends = {prefix for id, prefix in where.items() if id != ROOT}
         if ends != model.ends:
             self.fail(f"the tree's nodes end {sorted(ends)}, the model's {sorted(model.ends)}",
                       ("assert sorted(prefix(id) for id in nodes()) == "
                        f"{sorted(list(prefix) for prefix in model.ends)}",))
-        self.peak = max(self.peak, model.node_count())
         for node in seen["nodes"]:
             id, prefix = node["id"], where[node["id"]]
             here = "ROOT" if id == ROOT else f"node({list(prefix)})"
@@ -544,7 +593,6 @@ class RadixMachine(RuleBasedStateMachine):
         if seen["self_check"] is not None:
             self.fail(f"the tree's own _check() failed: {seen['self_check']}",
                       ("tree._check()  # your tree's own self-check",))
-        self.where = where
 
     # ------------------------------------------------------------------ the replay
 
