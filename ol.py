@@ -37,6 +37,7 @@ from harness.report import batch, bundle
 from harness.report import files as reports_module
 from harness.report.render import counted, short, show_check, show_matrix, table, verdict
 from harness.run import sandbox
+from harness.run.cache import RunCache, default_folder
 from harness.run.engine import Engine, cores
 
 
@@ -87,6 +88,11 @@ SANDBOX = argument("--sandbox", choices=sandbox.MODES, default=None,
 ISOLATION = argument("--isolation", choices=("fast", "strict"), default=None,
                      help="fast: fork each run from a warm worker (the default where fork "
                           "exists); strict: a fresh interpreter per run")
+FRESH = argument("--fresh", action="store_true",
+                 help="run everything again, ignoring the results kept from earlier runs")
+CACHE = argument("--cache", type=Path, default=None, metavar="DIR",
+                 help="where results are kept by content (default: OL_CACHE, else "
+                      "~/.cache/ol); never inside a submission")
 AUDIENCE = argument("--audience", choices=reports_module.AUDIENCES, default="student",
                     help="what reports show: student (default): statuses, killing tests and "
                          "hints; staff: also the reference source and the diffs")
@@ -387,7 +393,7 @@ COMMANDS = (
     Command("tdd", "run your tests: red against the stub, green against your tree", cmd_tdd,
             (argument("phase", choices=("red", "green"),
                       help="red: your tests against the stub; green: against your tree"),
-             MODULE, WORKSPACE, SANDBOX)),
+             MODULE, WORKSPACE, SANDBOX, FRESH)),
     Command("check", "grade: the course tests on your tree, your tests on the mutants",
             cmd_check,
             (MODULE, WORKSPACE, argument("--jobs", type=int, default=None, metavar="N", help=JOBS),
@@ -399,9 +405,9 @@ COMMANDS = (
                       help="list the lines and branches of your radix.py your tests never run"),
              argument("--require-sandbox", action="store_true",
                       help="staff: refuse to grade (exit 2) where no sandbox can start"),
-             AUDIENCE, REFUSE_FLAGGED, SANDBOX, ISOLATION)),
+             AUDIENCE, REFUSE_FLAGGED, SANDBOX, ISOLATION, FRESH)),
     Command("diff", "your tree against the reference, once the course tests pass", cmd_diff,
-            (MODULE, WORKSPACE, SANDBOX)),
+            (MODULE, WORKSPACE, SANDBOX, FRESH)),
     Command("grade", "staff: grade many workspaces, a report folder each and a summary",
             cmd_grade,
             (MODULE,
@@ -412,7 +418,7 @@ COMMANDS = (
              argument("--out", type=Path, default=Path("ol-grades"), metavar="DIR",
                       help="a new or empty folder for the reports and the summary "
                            "(default: ./ol-grades)"),
-             AUDIENCE, REFUSE_FLAGGED, SANDBOX, ISOLATION)),
+             AUDIENCE, REFUSE_FLAGGED, SANDBOX, ISOLATION, FRESH, CACHE)),
     Command("mutants", "staff: the kill matrix of the course suite against the planted "
             "mutants", cmd_mutants,
             (MODULE, SANDBOX, ISOLATION)),
@@ -447,6 +453,34 @@ def build_parser() -> Parser:
     return parser
 
 
+def run_cache(args: argparse.Namespace) -> RunCache | None:
+    """The cache a command keeps results in: none for --fresh or a command without it."""
+    if not hasattr(args, "fresh") or args.fresh:
+        return None
+    folder = getattr(args, "cache", None) or default_folder()
+    if folder is None:
+        return None
+    folder = folder.resolve()
+    given = list(getattr(args, "submissions", ()))
+    if hasattr(args, "workspace"):
+        given.append(workspace_module.locate(args.workspace).root)
+    for root in map(Path.resolve, given):
+        if folder.is_relative_to(root) or root.is_relative_to(folder):
+            raise OlError(f"the cache folder {folder} and the submission {root} overlap: a "
+                          "submission must never be able to write what ol reads as a kept "
+                          "result. Pass --cache a folder outside every submission")
+    return RunCache(folder)
+
+
+def reused(engine: Engine) -> None:
+    """One line saying what was reused, when anything was."""
+    cache = engine.cache
+    if cache is not None and cache.hits:
+        total = cache.hits + cache.misses
+        print(f"\nreused {cache.hits} of {total} results kept from earlier runs "
+              f"({cache.folder}); --fresh runs everything again")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -459,8 +493,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = next(record.handler for record in COMMANDS if record.name == args.command)
         isolation = getattr(args, "isolation", None)
         with Engine(getattr(args, "sandbox", None),
-                    None if isolation is None else isolation == "strict") as engine:
-            return handler(args, engine)
+                    None if isolation is None else isolation == "strict",
+                    run_cache(args)) as engine:
+            code = handler(args, engine)
+            reused(engine)
+            return code
     except OlError as error:
         print(f"ol: {error}", file=sys.stderr)
         return ExitCode.BAD_INPUT

@@ -38,6 +38,9 @@ RUNS = Engine()
 
 def pytest_configure(config) -> None:
     _load_reference_as_tl_ds()
+    # every run of the project's tests runs: results kept by content are tested on purpose
+    # (test_cache.py), never met by chance
+    os.environ["OL_CACHE"] = "off"
 
 
 def pytest_unconfigure(config) -> None:

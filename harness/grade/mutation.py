@@ -17,7 +17,7 @@ from harness.chapter import COURSE_TEST_NAMES, COURSE_TESTS, METHODS, MODEL, PRO
 from harness.errors import OlError
 from harness.grade.catalog import Mutant
 from harness.run.engine import Engine, run_together
-from harness.run.judge import TEST_TIMEOUT, RunResult, Status
+from harness.run.judge import RunResult, Status
 from harness.run.layout import Suite
 
 LIMIT_FLOOR = 30.0      # seconds: no run is cut shorter than this
@@ -122,14 +122,13 @@ def run_limited(engine: Engine, suite: Suite, source: str, limits: Limits,
                 cancel: threading.Event | None = None) -> RunResult:
     """One run of a tree of ours within ``limits``; a timeout (of the run or of a test) that
     alone would end it is trusted only if a re-run times out too."""
-    def once() -> RunResult:
+    def once(again: bool = False) -> RunResult:
         return engine.run(suite, source, timeout=limits.run, test_limit=limits.test,
-                          expected=expected, cancel=cancel, trusted=True)
+                          expected=expected, cancel=cancel, trusted=True, again=again)
 
     run = once()
-    if run.timed_out and not [record for record in run.failures
-                              if record.exception != TEST_TIMEOUT]:
-        run = once()  # a timeout is the only evidence: it counts only if it happens again
+    if run.decided_by_timeout:
+        run = once(again=True)  # a timeout alone is evidence only if it happens again
     return run
 
 

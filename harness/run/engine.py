@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from harness.run import sandbox
+from harness.run.cache import RunCache
 from harness.run.judge import RunResult, Status, judge
 from harness.run.layout import Suite, lay_out, probe_side, read_coverage
 from harness.run.process import Runner
@@ -37,9 +38,11 @@ class Engine:
     are made at the first run, so a command that runs nothing starts nothing.
     """
 
-    def __init__(self, sandbox_mode: str | None = None, fresh: bool | None = None) -> None:
+    def __init__(self, sandbox_mode: str | None = None, fresh: bool | None = None,
+                 cache: RunCache | None = None) -> None:
         self.sandbox_mode = sandbox_mode or sandbox.requested()
         self.fresh = os.environ.get("OL_ISOLATION", "") == "strict" if fresh is None else fresh
+        self.cache = cache  # results by content: a run whose inputs are unchanged is not run
         self.lock = threading.Lock()
         self.runner: Runner | None = None
 
@@ -74,14 +77,34 @@ class Engine:
 
     def run(self, suite: Suite, implementation: str, *, timeout: float,
             test_limit: float = 0.0, expected: Iterable[str] | None = None,
-            cancel: threading.Event | None = None, trusted: bool = False) -> RunResult:
+            cancel: threading.Event | None = None, trusted: bool = False,
+            again: bool = False) -> RunResult:
         """Run ``suite`` with ``implementation`` (the text of a radix.py) as ``tl_ds.radix``.
 
         ``trusted`` says the implementation is ours (the reference, a mutant, the stub), not
         a submission's. The whole run is killed past ``timeout`` seconds; a single test past
         ``test_limit`` (when positive) fails with TestTimeout and the others go on. Raises
-        Cancelled, after killing the run, when ``cancel`` is set while it runs.
+        Cancelled, after killing the run, when ``cancel`` is set while it runs. With a
+        cache, a run whose every input is unchanged is served from it; a run that timed out
+        is kept only when it is ``again`` the same run, which timed out just before.
         """
+        if self.cache is None:
+            return self.run_now(suite, implementation, timeout=timeout, test_limit=test_limit,
+                                expected=expected, cancel=cancel, trusted=trusted)
+        key = self.cache.key(suite, implementation, (timeout, test_limit), expected, trusted,
+                             self.sandbox.mode)
+        kept = self.cache.get(key)
+        if kept is not None:
+            return kept
+        result = self.run_now(suite, implementation, timeout=timeout, test_limit=test_limit,
+                              expected=expected, cancel=cancel, trusted=trusted)
+        self.cache.put(key, result, timeouts=again)
+        return result
+
+    def run_now(self, suite: Suite, implementation: str, *, timeout: float,
+                test_limit: float = 0.0, expected: Iterable[str] | None = None,
+                cancel: threading.Event | None = None, trusted: bool = False) -> RunResult:
+        """``run``, always running."""
         runner = self.current()
         run = runner.new_folder()
         try:
@@ -108,7 +131,19 @@ class Engine:
 
     def probe_import(self, implementation: str) -> str | None:
         """Import ``implementation`` as ``tl_ds.radix`` in a confined process: None, or why
-        not."""
+        not (kept in the cache, when there is one)."""
+        if self.cache is None:
+            return self.probe_now(implementation)
+        key = self.cache.probe_key(implementation, self.sandbox_mode)
+        kept = self.cache.get_probe(key)
+        if kept is not None:
+            return kept[0]
+        problem = self.probe_now(implementation)
+        if not (problem or "").startswith("importing it takes more than"):
+            self.cache.put_probe(key, problem)
+        return problem
+
+    def probe_now(self, implementation: str) -> str | None:
         runner = self.current()
         run = runner.new_folder()
         try:

@@ -64,6 +64,12 @@ class RunResult:
             record.exception == TEST_TIMEOUT for record in self.records)
 
     @property
+    def decided_by_timeout(self) -> bool:
+        """Stopped at a limit, with no failure besides the timeouts to say anything else."""
+        return self.timed_out and not [record for record in self.failures
+                                       if record.exception != TEST_TIMEOUT]
+
+    @property
     def slowest(self) -> float:
         return max((record.seconds for record in self.records), default=0.0)
 
