@@ -35,6 +35,7 @@ from harness.grade import workspace as workspace_module
 from harness.grade.course import load_course_tests, needed
 from harness.report import batch, bundle
 from harness.report import files as reports_module
+from harness.report.progress import Display
 from harness.report.render import counted, short, show_check, show_matrix, table, verdict
 from harness.run import sandbox
 from harness.run.cache import RunCache, default_folder
@@ -119,7 +120,7 @@ def cmd_mutants(args: argparse.Namespace, engine: Engine) -> int:
           f"{baseline.seconds:.1f} s) and kill the placebo")
     limits = mutation.Limits.from_reference(baseline)
 
-    progress = Progress()
+    progress = Display()
     try:
         results = mutation.run_mutants(
             engine, suite, mutants, limits, mutation.COURSE_IDS,
@@ -137,32 +138,13 @@ def open_workspace(args: argparse.Namespace) -> workspace_module.Workspace:
     return workspace_module.locate(args.workspace)
 
 
-class Progress:
-    """One line on stderr that says what has run, rewritten in place; silent off a terminal."""
-
-    def __init__(self) -> None:
-        self.live = sys.stderr.isatty()
-        self.count = 0
-
-    def __call__(self, line: str) -> None:
-        if self.live:
-            self.count += 1
-            sys.stderr.write(f"\r\033[K  [{self.count}] {line}")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.live and self.count:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-
-
 def cmd_audit(args: argparse.Namespace, engine: Engine) -> int:
     """The audit catalog (or the seeds), then mutmut and coverage of the reference."""
     check_module(args.module)
     if args.jobs is not None and args.jobs < 1:
         raise OlError(f"--jobs must be at least 1, got {args.jobs}.")
     audit_mutants = catalog.load_audit_catalog()
-    progress = Progress()
+    progress = Display()
     try:
         if args.seeds is not None:
             print(f"ol audit ds.07 --seeds {args.seeds}: the model test alone, "
@@ -294,7 +276,7 @@ def cmd_check(args: argparse.Namespace, engine: Engine) -> int:
     if args.require_sandbox:
         require_sandbox(engine, "ol check --require-sandbox")
     reports = reports_module.ReportFolder(args.report, args.audience) if args.report else None
-    progress = Progress()
+    progress = Display()
     try:
         result, text = check_and_report(engine, workspace, reports, progress, args.jobs,
                                         args.refuse_flagged, args.missed, args.audience)
@@ -354,7 +336,7 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
                       "grade, e.g. `ol grade ds.07 submissions/*`")
     jobs = args.jobs or max(1, cores() // 2)
     require_sandbox(engine, "ol grade")
-    progress = Progress()
+    progress = Display()
     started = time.monotonic()
     try:
         def check(workspace: workspace_module.Workspace, reports: reports_module.ReportFolder,

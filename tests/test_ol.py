@@ -25,6 +25,8 @@ import ol
 from harness.chapter import COURSE_TEST_NAMES, EXAMPLES, REQUIRED_TESTS, ROOT
 from harness.grade import catalog
 from harness.grade.course import meets_threshold, needed
+from harness.grade.grading import COURSE_STAGE, MUTANT_STAGE, Event
+from harness.report.progress import Display
 from harness.report.render import counted, print_course
 from harness.run import judge
 from harness.run.engine import Engine
@@ -55,8 +57,9 @@ def bad_input(*argv: str | Path) -> str:
     code, out, err = ol_run(*argv)
     assert code == ol.ExitCode.BAD_INPUT, (out, err)
     assert "Traceback" not in out + err
-    assert err.startswith("ol: ")
-    return err
+    said = [line for line in err.splitlines() if not line.startswith("[")]  # progress lines
+    assert said and said[0].startswith("ol: "), err
+    return "\n".join(said)
 
 
 @pytest.fixture
@@ -611,3 +614,31 @@ def test_counts_read_in_the_singular_and_the_plural():
     assert counted(1, "required test") == "1 required test"
     assert counted(3, "required test") == "3 required tests"
     assert counted(0, "course test") == "0 course tests"
+
+
+# --- progress while a check runs -------------------------------------------------------------
+
+def test_piped_progress_is_plain_lines_with_every_stage_counted(checked):
+    err = checked["failing"][2]
+    assert "\r" not in err and "\033" not in err
+    lines = err.splitlines()
+    assert sum(" course tests " in line for line in lines) == len(COURSE_TEST_NAMES)
+    assert any(f"your tests against the mutants {TOTAL} of {TOTAL}: mutant " in line
+               for line in lines)
+    assert any("the placebo (every method raises) killed" in line for line in lines)
+    assert any("the reference again: as before" in line for line in lines)
+    assert not any("mutant reference" in line or "mutant placebo" in line for line in lines)
+
+
+def test_a_terminal_gets_one_status_line_with_the_course_tests_printed_above_it():
+    screen = io.StringIO()
+    ticks = iter(range(100))
+    display = Display(screen, live=True, clock=lambda: float(next(ticks)))
+    display(Event(COURSE_STAGE, 1, 11, "hand_example_split_and_match pass"))
+    display(Event(MUTANT_STAGE, 12, 18, "mutant s07 killed"))
+    display.close()
+    said = screen.getvalue()
+    assert "\r\033[K  pass  hand_example_split_and_match\n" in said
+    assert "course tests 1 of 11 · your tests against the mutants 12 of 18 · 2 s · mutant s07 " \
+           "killed" in said
+    assert said.endswith("\r\033[K")

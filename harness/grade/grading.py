@@ -147,6 +147,25 @@ def tdd_green(engine: Engine, workspace: Workspace) -> TddReport:
 
 # --- ol check --------------------------------------------------------------------------------
 
+COURSE_STAGE = "course tests"
+CORRECT_STAGE = "your tests on the correct trees"
+MUTANT_STAGE = "your tests against the mutants"
+CONTROL_STAGE = "the placebo and the correct trees again"
+
+
+@dataclass(frozen=True)
+class Event:
+    """A step of a check, for a display: ``done`` of ``total`` in ``stage``, ``what`` ended."""
+
+    stage: str
+    done: int
+    total: int
+    what: str
+
+
+Progress = Callable[[Event], None]
+
+
 @dataclass(frozen=True)
 class Invalid:
     name: str
@@ -244,16 +263,25 @@ def valid_killers(run: RunResult, invalid: set[str]) -> tuple[str, ...]:
 
 
 def course_run(engine: Engine, implementation: str, cancel: threading.Event | None = None,
-               call_limit: float | None = None) -> RunResult:
+               call_limit: float | None = None, progress: Progress | None = None) -> RunResult:
     """The 11 course tests against a student's tree, shrinking a failure to its steps.
 
     The tree runs in a server of its own, and the only way it can keep the course tests
     from importing is to stop that server, which the proxy reports as TreeStopped (a
     failing tree). Any other import error is the fault of ol's installation: OlError.
     """
+    finished = []
+
+    def ended(nodeid: str, outcome: str) -> None:
+        finished.append(nodeid)
+        name = nodeid.rsplit("::", 1)[-1].removeprefix("test_")
+        progress(Event(COURSE_STAGE, len(finished), len(mutation.COURSE_IDS),
+                       f"{name} {'pass' if outcome == 'passed' else 'FAIL'}"))
+
     run = engine.run(mutation.course_suite("course", proxy=True, call_limit=call_limit),
                      implementation, timeout=COURSE_LIMIT, test_limit=COURSE_TEST_LIMIT,
-                     expected=mutation.COURSE_IDS, cancel=cancel)
+                     expected=mutation.COURSE_IDS, cancel=cancel,
+                     on_test=None if progress is None else ended)
     if run.status is Status.COLLECTION_ERROR and "TreeStopped" not in run.detail:
         said = [line.strip() for line in run.detail.splitlines() if line.strip()]
         raise OlError("the course tests did not import, which is a fault of this installation "
@@ -268,7 +296,7 @@ def shuffled(jobs: list, seed: str) -> list:
     return random.Random(hashlib.sha256(seed.encode()).hexdigest()).sample(jobs, len(jobs))
 
 
-def check(engine: Engine, workspace: Workspace, progress: Callable[[str], None] | None = None,
+def check(engine: Engine, workspace: Workspace, progress: Progress | None = None,
           jobs: int | None = None, refuse_flagged: bool = False) -> Check:
     """Grade a workspace: course tests on its tree, its tests on correct trees and mutants.
 
@@ -287,7 +315,7 @@ def check(engine: Engine, workspace: Workspace, progress: Callable[[str], None] 
     workers = max(1, (jobs or cores()) - 1)
     cancel = threading.Event()
     with ThreadPoolExecutor(max_workers=1) as side:
-        course = side.submit(course_run, engine, implementation, cancel)
+        course = side.submit(course_run, engine, implementation, cancel, None, progress)
         try:
             flags = tuple(scan(tests_text))
             if flags and refuse_flagged:
@@ -310,7 +338,7 @@ def fields_of(grade: TestsGrade) -> dict:
 
 def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: str,
                 trees: tuple[str, str, str], workers: int,
-                progress: Callable[[str], None] | None) -> TestsGrade:
+                progress: Progress | None) -> TestsGrade:
     """The student's tests on the correct trees, then, if they are valid, on the mutants."""
     reference, second, own = trees
 
@@ -320,12 +348,18 @@ def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: 
                                          test_limit=STUDENT_TEST_LIMIT, cancel=cancel,
                                          trusted=not mine)
 
+    trees = ("the reference", "the second correct tree", "your tree")
+    done = []
+
+    def ran(_: RunResult) -> None:
+        done.append(trees[len(done)])
+        if progress is not None:
+            progress(Event(CORRECT_STAGE, len(done), len(trees), done[-1]))
+
     on_reference, on_second, measured = run_together(
-        [students(reference), students(second), students(own, mine=True)], workers)
+        [students(reference), students(second), students(own, mine=True)], workers, ran)
     if on_reference.status is Status.OK and not on_reference.records:
         raise no_tests(workspace)
-    if progress is not None:
-        progress("your tests have run on the two correct trees")
     correct = (("the reference", on_reference), ("the second correct tree", on_second))
     first = TestsGrade(
         on_reference=on_reference, on_second=on_second, own=measured,
@@ -344,7 +378,7 @@ def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: 
 
 
 def run_planted(engine: Engine, suite: Suite, first: TestsGrade, correct: tuple[str, str],
-                seed: str, workers: int, progress: Callable[[str], None] | None,
+                seed: str, workers: int, progress: Progress | None,
                 ) -> tuple[tuple[mutation.MutantResult, ...], RunResult, tuple[Rerun, ...]]:
     """The planted mutants, the placebo and both correct trees again, in an order fixed by
     ``seed``: (the mutants' results in catalog order, the placebo's run, the reruns)."""
@@ -360,18 +394,24 @@ def run_planted(engine: Engine, suite: Suite, first: TestsGrade, correct: tuple[
         return lambda cancel: mutation.run_mutant(engine, suite, planted, limits, expected,
                                                   cancel)
 
+    finished: dict[str, list[str]] = {MUTANT_STAGE: [], CONTROL_STAGE: []}
+
     def said(done: tuple[str, object]) -> None:
-        if progress is None:
-            return
         label, outcome = done
         if isinstance(outcome, mutation.MutantResult):
             state = "killed" if first.killed(outcome) else "survived"
-            progress(f"mutant {outcome.mutant.id}: {state}")
+            stage, what = MUTANT_STAGE, f"mutant {outcome.mutant.id} {state}"
         elif label == "placebo":
-            killed = valid_killers(outcome, first.invalid_names)
-            progress(f"the placebo (every method raises): {'killed' if killed else 'passed'}")
+            state = "killed" if valid_killers(outcome, first.invalid_names) else "passed"
+            stage, what = CONTROL_STAGE, f"the placebo (every method raises) {state}"
         else:
-            progress(f"{label} again: {'passed' if outcome.all_passed else 'failed'}")
+            first_run = first.on_reference if label == "the reference" else first.on_second
+            same = Rerun(label, first_run, outcome).stable
+            stage, what = CONTROL_STAGE, f"{label} again: {'as before' if same else 'NOT'}"
+        finished[stage].append(what)
+        if progress is not None:
+            total = len(chapter) if stage == MUTANT_STAGE else len(jobs) - len(chapter)
+            progress(Event(stage, len(finished[stage]), total, what))
 
     chapter = catalog.load_catalog()
     jobs = [*((planted.id, mutant(planted)) for planted in chapter),

@@ -82,8 +82,10 @@ if [ -f report/results.json ]; then
     cp report/results.json "$ROOT/results/results.json"
 else
     "$PYTHON" - out.txt "$ROOT/results/results.json" "$RADIX" "$TESTS" <<'EOF'
-import json, sys
-said = open(sys.argv[1], encoding="utf-8", errors="replace").read().strip()
+import json, re, sys
+said = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+said = "\n".join(line for line in said.splitlines()  # not the progress lines: the message
+                 if not re.match(r"\[ *\d+ s\] ", line)).strip()
 missing = [name for name, found in (("your tree, tl_ds/radix.py", sys.argv[3]),
                                     ("your tests, tests/test_ds07_radix.py", sys.argv[4]))
            if not found]

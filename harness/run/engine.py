@@ -78,7 +78,8 @@ class Engine:
     def run(self, suite: Suite, implementation: str, *, timeout: float,
             test_limit: float = 0.0, expected: Iterable[str] | None = None,
             cancel: threading.Event | None = None, trusted: bool = False,
-            again: bool = False) -> RunResult:
+            again: bool = False, on_test: Callable[[str, str], None] | None = None,
+            ) -> RunResult:
         """Run ``suite`` with ``implementation`` (the text of a radix.py) as ``tl_ds.radix``.
 
         ``trusted`` says the implementation is ours (the reference, a mutant, the stub), not
@@ -87,23 +88,28 @@ class Engine:
         Cancelled, after killing the run, when ``cancel`` is set while it runs. With a
         cache, a run whose every input is unchanged is served from it; a run that timed out
         is kept only when it is ``again`` the same run, which timed out just before.
+        ``on_test`` sees (test id, outcome) as each test of a run that runs ends (for a
+        display only: a run's own records are judged at its end).
         """
         if self.cache is None:
             return self.run_now(suite, implementation, timeout=timeout, test_limit=test_limit,
-                                expected=expected, cancel=cancel, trusted=trusted)
+                                expected=expected, cancel=cancel, trusted=trusted,
+                                on_test=on_test)
         key = self.cache.key(suite, implementation, (timeout, test_limit), expected, trusted,
                              self.sandbox.mode)
         kept = self.cache.get(key)
         if kept is not None:
             return kept
         result = self.run_now(suite, implementation, timeout=timeout, test_limit=test_limit,
-                              expected=expected, cancel=cancel, trusted=trusted)
+                              expected=expected, cancel=cancel, trusted=trusted,
+                              on_test=on_test)
         self.cache.put(key, result, timeouts=again)
         return result
 
     def run_now(self, suite: Suite, implementation: str, *, timeout: float,
                 test_limit: float = 0.0, expected: Iterable[str] | None = None,
-                cancel: threading.Event | None = None, trusted: bool = False) -> RunResult:
+                cancel: threading.Event | None = None, trusted: bool = False,
+                on_test: Callable[[str, str], None] | None = None) -> RunResult:
         """``run``, always running."""
         runner = self.current()
         run = runner.new_folder()
@@ -113,7 +119,8 @@ class Engine:
             if tree is not None:
                 runner.hand_over(run / "tree", untrusted=not trusted)
             started = time.perf_counter()
-            ended = runner.run(test, tree, timeout, cancel)
+            ended = runner.run(test, tree, timeout, cancel,
+                               None if on_test is None else tests_of(on_test))
             seconds = time.perf_counter() - started
             coverage = None
             if suite.measure and suite.proxy is not None:
@@ -160,6 +167,20 @@ class Engine:
         except (IndexError, ValueError, TypeError, KeyError):
             return f"importing it ends the interpreter (exit code {ended.returncode})"
         return None if ok is True else (error or "it fails")
+
+
+def tests_of(on_test: Callable[[str, str], None]) -> Callable[[str], None]:
+    """A record reader that hands on (test id, outcome) of each ``test`` record; anything
+    else, malformed or not, is passed over (the records are judged at the run's end)."""
+    def read(line: str) -> None:
+        try:
+            record = json.loads(line)
+            nodeid, outcome = record["nodeid"], record["outcome"]
+        except (ValueError, TypeError, KeyError):
+            return
+        if record.get("kind") == "test" and type(nodeid) is str and type(outcome) is str:
+            on_test(nodeid[:200], outcome[:20])
+    return read
 
 
 def cores() -> int:

@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,11 +139,12 @@ class Worker:
                 from None
 
     def run(self, test: Side, tree: Side | None, timeout: float,
-            cancel: threading.Event | None) -> Ended:
+            cancel: threading.Event | None,
+            on_record: Callable[[str], None] | None = None) -> Ended:
         box: queue.SimpleQueue = queue.SimpleQueue()
         records, records_far = socket.socketpair()
         output, output_far = socket.socketpair()
-        drain = Drain(records, output)
+        drain = Drain(records, output, on_record)
         with self.lock:
             self.start()
             self.next_id += 1
@@ -222,10 +223,13 @@ def last_line(errors) -> str:
 class Drain(threading.Thread):
     """Reads a run's records and output sockets until every writer has gone."""
 
-    def __init__(self, records: socket.socket, output: socket.socket) -> None:
+    def __init__(self, records: socket.socket, output: socket.socket,
+                 on_record: Callable[[str], None] | None = None) -> None:
         super().__init__(daemon=True)
         self.sockets = {records: bytearray(), output: bytearray()}
         self.records, self.output = records, output
+        self.on_record = on_record  # sees each whole record line as it arrives
+        self.seen = 0               # bytes of the records already handed to on_record
         self.overflow = False
         self.closed = threading.Event()
 
@@ -251,6 +255,15 @@ class Drain(threading.Thread):
                         kept += chunk
                     elif sock is self.records:
                         self.overflow = True
+                    if sock is self.records and self.on_record is not None:
+                        self.hand_on(kept)
+
+    def hand_on(self, kept: bytearray) -> None:
+        end = kept.rfind(b"\n") + 1
+        if end > self.seen:
+            for line in kept[self.seen:end].decode("utf-8", "replace").splitlines():
+                self.on_record(line)
+            self.seen = end
 
     def finish(self) -> None:
         """Wait a moment for the last bytes (every writer is gone by now), then close."""
@@ -294,14 +307,16 @@ class Runner:
             os.chown(path, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
 
     def run(self, test: Side, tree: Side | None, timeout: float,
-            cancel: threading.Event | None) -> Ended:
+            cancel: threading.Event | None,
+            on_record: Callable[[str], None] | None = None) -> Ended:
+        """Run the sides; ``on_record`` sees each record line as the run writes it."""
         serial = self.serial if self.sandbox.mode == "uid" else contextlib.nullcontext()
         with serial:
             if not self.fresh:
-                return self.worker.run(test, tree, timeout, cancel)
+                return self.worker.run(test, tree, timeout, cancel, on_record)
             worker = Worker(self.sandbox, self.folder)
             try:
-                return worker.run(test, tree, timeout, cancel)
+                return worker.run(test, tree, timeout, cancel, on_record)
             finally:
                 worker.close()
 
