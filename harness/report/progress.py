@@ -17,9 +17,11 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from harness.grade.grading import COURSE_STAGE, Event
+from harness.grade.grading import CONTROL_STAGE, CORRECT_STAGE, COURSE_STAGE, MUTANT_STAGE, Event
 
 ERASE = "\r\033[K"
+SHORT = {CORRECT_STAGE: "correct trees", MUTANT_STAGE: "mutants",
+         CONTROL_STAGE: "placebo and reruns"}  # how the status line names a stage
 
 
 class Display:
@@ -58,9 +60,10 @@ class Display:
             self.stream.flush()
 
     def status(self, seconds: float) -> str:
-        parts = [f"{stage} {done} of {total}" for stage, (done, total) in self.stages.items()
+        parts = [f"{SHORT.get(stage, stage)} {done} of {total}"
+                 for stage, (done, total) in self.stages.items()
                  if done < total]  # a stage that is over leaves the line
-        line = "  " + " · ".join([*parts, f"{seconds:.0f} s", self.last])
+        line = "  " + " · ".join([f"{seconds:.0f} s", *parts, self.last])
         width = shutil.get_terminal_size((100, 24)).columns - 1
         return line if len(line) <= width else line[:max(0, width - 1)] + "…"
 
