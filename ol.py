@@ -275,7 +275,9 @@ def cmd_check(args: argparse.Namespace, engine: Engine) -> int:
     workspace.require(radix=True, tests=True)
     if args.require_sandbox:
         require_sandbox(engine, "ol check --require-sandbox")
-    reports = reports_module.ReportFolder(args.report, args.audience) if args.report else None
+    reports = (reports_module.ReportFolder(args.report, args.audience,
+                                           workspace.root.resolve().name)
+               if args.report else None)
     progress = Display()
     try:
         result, text = check_and_report(engine, workspace, reports, progress, args.jobs,

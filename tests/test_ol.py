@@ -456,6 +456,28 @@ def test_student_reports_never_show_the_reference_or_a_diff(checked, reports):
     assert "Staff only" not in page and "hint" in page.lower()
 
 
+def test_the_student_page_names_the_submission_its_course_failures_and_invalid_tests(
+        checked, reports):
+    page = (reports["failing"] / "mutation.html").read_text()
+    assert "<h1>failing: NOT PASSED</h1>" in page
+    assert "<td class='FAIL'>FAIL</td><td>test_locks_pin_the_path</td><td>assert" in page
+    assert "Invalid: your tests that fail on a correct tree" in page
+    invalid = checked["failing"][1]  # the terminal names the same invalid tests
+    assert "the second correct tree" in page and "the submission's tests" not in page
+    assert "invalid" in invalid.lower()
+
+
+def test_the_staff_page_speaks_of_the_submission_and_links_each_mutant_to_its_coloured_diff(
+        checked, reports):
+    page = (reports["passing"] / "mutation.html").read_text()
+    assert "<h1>passing: PASSED</h1>" in page
+    assert "the submission's tests against the planted mutants" in page
+    assert "your tests" not in page
+    for id in [mutant.id for mutant in catalog.load_catalog()]:
+        assert f"<a href='#diff-{id}'>{id}</a>" in page and f"<h3 id='diff-{id}'>" in page
+    assert "<span class='add'>+" in page and "<span class='del'>-" in page
+
+
 def test_junit_xml_lists_every_course_test_and_its_failure(checked, reports):
     suite = ElementTree.parse(reports["failing"] / "junit.xml").getroot()
     cases = {case.get("name"): case for case in suite.iter("testcase")}

@@ -77,7 +77,7 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, audience: str,
     workspace = Workspace(path)
     try:
         workspace.require(radix=True, tests=True)
-        reports = ReportFolder(folder / "reports", audience)
+        reports = ReportFolder(folder / "reports", audience, name)
         result, text = check(workspace, reports, jobs)
     except OlError as error:
         return failed(folder, name, str(error), started)

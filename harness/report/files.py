@@ -48,6 +48,7 @@ class ReportFolder:
 
     folder: Path
     audience: str = "student"
+    name: str = ""  # the submission, as its page's heading names it
     written: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -71,7 +72,7 @@ class ReportFolder:
         documents = {
             "results.json": json.dumps(gradescope(result, terminal, verdict, seconds), indent=2),
             "junit.xml": junit(result),
-            "mutation.html": page(result, verdict, staff),
+            "mutation.html": page(result, verdict, staff, self.name),
         }
         if staff:
             documents["mutation.json"] = json.dumps(stryker(result), indent=2)
@@ -258,11 +259,22 @@ pre { background: #f6f6f6; padding: .6em; overflow-x: auto; font-size: 13px; }
 .source span.marked { background: #fff1b8; display: block; }
 .source span.plain { display: block; }
 .source i { color: #8a5a00; font-style: normal; float: right; }
+.diff .add { color: #11632b; background: #e9f7ee; display: block; }
+.diff .del { color: #a1130c; background: #fdeeed; display: block; }
+.diff .hunk { color: #5a3fa0; display: block; }
+.diff .plain { display: block; }
+td.pass { color: #11632b; } td.FAIL { color: #a1130c; font-weight: 600; }
 """
 
 
-def page(result: Check, verdict: str, staff: bool) -> str:
-    """A page that needs nothing but itself: the score, the mutants, and for staff the source."""
+def page(result: Check, verdict: str, staff: bool, name: str = "") -> str:
+    """A page that needs nothing but itself: whose it is and its verdict, the course tests,
+    the invalid tests, the score and the mutants; for staff also the source and the diffs.
+    A student reads of "your tests", staff of "the submission's tests"."""
+    whose = "the submission's tests" if staff else "your tests"
+    if staff:  # the verdict line speaks to the student; staff read it of the submission
+        verdict = verdict.replace("your tests", whose).replace("your tree",
+                                                               "the submission's tree")
     total = len(result.mutants)
     met = result.graded and result.rate_met and not result.required_survivors
     if total:
@@ -270,26 +282,33 @@ def page(result: Check, verdict: str, staff: bool) -> str:
                  f"the bar is {THRESHOLD_PERCENT}% ({needed(total)} of {total}) with "
                  f"{REQUIRED_NAMES} killed")
     else:
-        score = "your tests were not run on the mutants"
+        score = f"{whose} were not run on the mutants"
     rows = []
     for done in result.mutants:
         state = status(result, done)
         said = ", ".join(result.killers(done)) if state == "Killed" else (
             done.mutant.hint if state == "Survived" else reason(result, done))
-        rows.append(f"<tr id='{done.mutant.id}'><td>{done.mutant.id}</td>"
+        id = (f"<a href='#diff-{done.mutant.id}'>{done.mutant.id}</a>" if staff
+              else done.mutant.id)
+        rows.append(f"<tr id='{done.mutant.id}'><td>{id}</td>"
                     f"<td>{html.escape(done.mutant.title)}</td>"
                     f"<td class='{state}'>{state}</td><td>{html.escape(said)}</td></tr>")
+    outcome = verdict.split(":", 1)[0]
+    title = f"{name}: {outcome}" if name else outcome
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        "<title>ds.07 mutation report</title>",
+        f"<title>{html.escape(title)} (ds.07)</title>",
         f"<style>{STYLE}</style></head><body>",
-        "<h1>ds.07 radix tree: your tests against the planted mutants</h1>",
-        f"<p class='score {'met' if met else 'unmet'}'>{html.escape(score)}</p>",
+        f"<h1>{html.escape(title)}</h1>",
         f"<p>{html.escape(verdict)}</p>",
+        *course_section(result),
+        *invalid_section(result, whose),
+        f"<h2>ds.07 radix tree: {whose} against the planted mutants</h2>",
+        f"<p class='score {'met' if met else 'unmet'}'>{html.escape(score)}</p>",
     ]
     if not result.graded and total:
-        parts.append("<p><b>Provisional:</b> your tests are invalid on a correct tree, so "
-                     "this score does not count.</p>")
+        parts.append(f"<p><b>Provisional:</b> {whose} are invalid on a correct tree (above), "
+                     "so this score does not count.</p>")
     parts += ["<table><thead><tr><th>id</th><th>pitfall</th><th>status</th>"
               "<th>killed by, or a hint</th></tr></thead><tbody>", *rows, "</tbody></table>"]
     if staff:
@@ -314,6 +333,49 @@ def staff_sections(result: Check) -> list[str]:
     parts = ["<h2>Staff only: the reference, each mutant's lines marked</h2>",
              f"<pre class='source'>{''.join(lines)}</pre>", "<h2>Staff only: the diffs</h2>"]
     for done in result.mutants:
-        parts.append(f"<h3>{done.mutant.id}: {html.escape(done.mutant.title)}</h3>"
-                     f"<pre>{html.escape(done.mutant.patch)}</pre>")
+        parts.append(f"<h3 id='diff-{done.mutant.id}'>{done.mutant.id}: "
+                     f"{html.escape(done.mutant.title)}</h3>{coloured(done.mutant.patch)}")
+    return parts
+
+
+def coloured(patch: str) -> str:
+    """A unified diff as a block whose added, removed and hunk lines are told apart."""
+    kinds = {"+": "add", "-": "del", "@": "hunk"}
+    lines = [f"<span class='{kinds.get(line[:1], 'plain')}'>{html.escape(line)}</span>"
+             for line in patch.splitlines() if not line.startswith(("+++", "---"))]
+    return f"<pre class='diff'>{''.join(lines)}</pre>"
+
+
+def course_section(result: Check) -> list[str]:
+    """The course tests on the tree, each with its first failure line."""
+    if result.course is None:
+        return []
+    records = {record.name: record for record in result.course.records}
+    rows = []
+    for name in COURSE_TEST_NAMES:
+        record = records.get(name)
+        state = ("not run" if record is None else "pass" if record.outcome == "passed"
+                 else "FAIL")
+        first = message(record) if record is not None and record.broke else ""
+        rows.append(f"<tr><td class='{state}'>{state}</td><td>{html.escape(name)}</td>"
+                    f"<td>{html.escape(first)}</td></tr>")
+    said = ("" if result.course.status is Status.OK else
+            f"<p>The course run did not finish ({html.escape(result.course.status.value)}): "
+            f"{html.escape(result.course.detail)}</p>")
+    return ["<h2>The course tests on the tree</h2>", said,
+            "<table><thead><tr><th>result</th><th>course test</th><th>first failure</th>"
+            "</tr></thead><tbody>", *rows, "</tbody></table>"]
+
+
+def invalid_section(result: Check, whose: str) -> list[str]:
+    """The tests that fail on a correct tree, each with the tree and why; or the problem."""
+    parts = []
+    if result.problem:
+        parts.append(f"<p><b>Not graded:</b> {html.escape(result.problem)}</p>")
+    if result.invalid:
+        rows = [f"<tr><td>{html.escape(entry.name)}</td><td>{html.escape(entry.where)}</td>"
+                f"<td>{html.escape(entry.detail)}</td></tr>" for entry in result.invalid]
+        parts += [f"<h2>Invalid: {whose} that fail on a correct tree</h2>",
+                  "<table><thead><tr><th>test</th><th>fails on</th><th>why</th></tr></thead>"
+                  "<tbody>", *rows, "</tbody></table>"]
     return parts
