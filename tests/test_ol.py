@@ -16,6 +16,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -532,9 +533,57 @@ def test_ol_grade_grades_each_submission_and_a_broken_one_does_not_stop_the_batc
     assert rows[0]["course_tests_passed"] == "11 of 11"
     assert rows[0]["kill_rate"] == f"{TOTAL} of {TOTAL}"
     assert "does not import" in rows[1]["note"] and "missing" in rows[2]["note"]
-    assert json.loads((out / "summary.json").read_text())[0]["s11"] == "killed"
+    assert json.loads((out / "summary.json").read_text())["submissions"][0]["s11"] == "killed"
     assert (out / "alice" / "reports" / "results.json").exists()
     assert "not graded" in (out / "bob" / "check.txt").read_text()
+
+
+def from_reports(out: Path, names: list[str]) -> dict:
+    """What the class's aggregates must say, read off each submission's own results.json."""
+    graded, killed, trees, failed = 0, Counter(), 0, Counter()
+    for name in names:
+        report = out / name / "reports" / "results.json"
+        if not report.exists():
+            continue  # not graded at all: no tree ran
+        tests = json.loads(report.read_text())["tests"]
+        trees += 1
+        failed.update(test["name"].removeprefix("course test ") for test in tests
+                      if test["tags"] == ["course"] and test["status"] == "failed")
+        mutants = [test for test in tests if test["tags"] == ["mutants"]]
+        if mutants and not mutants[0]["output"].startswith("not graded"):
+            graded += 1
+            killed.update(test["name"].split(":")[0].removeprefix("mutant ")
+                          for test in mutants if test["status"] == "passed")
+    return {"graded": graded, "killed": killed, "trees": trees, "failed": failed}
+
+
+def test_the_class_summary_agrees_with_the_submissions_own_reports(tmp_path):
+    names = ["alice", "dave", "erin"]
+    for name, example in zip(names, (PASSING, EXAMPLES / "failing", PASSING), strict=True):
+        shutil.copytree(example, tmp_path / "class" / name, symlinks=False)
+    (tmp_path / "class" / "erin" / "tests" / "test_ds07_radix.py").write_text(
+        "from tl_ds.radix import RadixTree\n\n"
+        "def test_split_by_hand():\n    assert RadixTree(1).is_empty()\n")
+    out = tmp_path / "grades"
+    code, text, err = ol_run("grade", "ds.07", *(tmp_path / "class" / name for name in names),
+                             "--out", out, "--jobs", "2")
+    assert code == ol.ExitCode.PASSED, text + err
+    summary = json.loads((out / "summary.json").read_text())["class"]
+    truth = from_reports(out, names)
+    assert summary["submissions"] == 3 and summary["graded_suites"] == truth["graded"] == 2
+    for entry in summary["mutants"]:
+        assert (entry["killed_by"], entry["suites"]) == (truth["killed"][entry["id"]], 2)
+    shares = [entry["share"] for entry in summary["mutants"]]
+    assert shares == sorted(shares)  # most missed first
+    for entry in summary["course_tests"]:
+        assert (entry["failed_by"], entry["trees"]) == (truth["failed"][entry["name"]], 3)
+    assert [(entry["submission"], entry["verdict"]) for entry in summary["refused"]] == [
+        ("dave", "not passed")]
+    assert sum(entry["suites"] for entry in summary["scores"]) == 2
+    page = (out / "class.html").read_text()
+    assert "3 submissions: 1 passed, 2 not passed, 0 could not be graded" in page
+    assert "<a href='dave/reports/mutation.html'>dave</a>" in page
+    assert "<script" not in page and "http" not in page
 
 
 def test_ol_grade_refuses_an_out_folder_with_files_in_it(tmp_path):

@@ -22,8 +22,10 @@ from pathlib import Path
 
 from harness.chapter import COURSE_TEST_NAMES
 from harness.errors import OlError
+from harness.grade.catalog import load_catalog
 from harness.grade.grading import Check
 from harness.grade.workspace import Workspace
+from harness.report.class_page import class_page, class_summary
 from harness.report.files import ReportFolder
 from harness.report.render import verdict
 from harness.run.engine import cores
@@ -46,6 +48,11 @@ class Row:
     invalid_tests: str        # the invalid tests' names, space-separated
     seconds: float
     note: str                 # the verdict line, or why the submission could not be graded
+    # for the class's aggregates (summary.json and class.html; not in summary.csv)
+    graded: bool = False                 # its tests were valid: its kills count
+    killed: tuple[str, ...] = ()         # the mutants its valid tests killed
+    course_failed: tuple[str, ...] = ()  # the course tests its tree failed
+    refusal: str = ""                    # why its tests were not graded, when they were not
 
 
 def folder_names(submissions: Sequence[Path]) -> list[str]:
@@ -97,13 +104,20 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, audience: str,
         invalid_tests=" ".join(sorted(result.invalid_names)),
         seconds=round(time.monotonic() - started, 1),
         note=verdict(result, workspace.option()),
+        graded=result.graded,
+        killed=tuple(done.mutant.id for done in result.mutants if result.killed(done))
+        if result.graded else (),
+        course_failed=tuple(record.name for record in course.failures) if course else (),
+        refusal="" if result.graded else (result.problem or (
+            f"invalid tests: {', '.join(sorted(result.invalid_names))}" if result.invalid
+            else "")),
     )
 
 
 def failed(folder: Path, name: str, reason: str, started: float) -> Row:
     (folder / "check.txt").write_text(f"not graded: {reason}\n", encoding="utf-8")
     return Row(name, "error", "", "", "", "", round(time.monotonic() - started, 1),
-               " ".join(reason.split()))
+               " ".join(reason.split()), refusal=" ".join(reason.split()))
 
 
 def grade_all(check: Grader, submissions: Sequence[Path], out: Path, jobs: int,
@@ -131,10 +145,15 @@ def grade_all(check: Grader, submissions: Sequence[Path], out: Path, jobs: int,
 
 
 def write_summary(out: Path, rows: Sequence[Row]) -> None:
+    """summary.csv (a row per submission), summary.json (the rows and the class's
+    aggregates) and class.html (the aggregates, for staff)."""
     text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n",
+                            extrasaction="ignore")
     writer.writeheader()
     writer.writerows(asdict(row) for row in rows)
     (out / "summary.csv").write_text(text.getvalue(), encoding="utf-8")
-    (out / "summary.json").write_text(json.dumps([asdict(row) for row in rows], indent=2) + "\n",
-                                      encoding="utf-8")
+    aggregates = class_summary(rows, load_catalog())
+    summary = {"class": aggregates, "submissions": [asdict(row) for row in rows]}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (out / "class.html").write_text(class_page(aggregates, rows), encoding="utf-8")
