@@ -11,8 +11,13 @@ import argparse
 import difflib
 import enum
 import io
+import json
+import os
+import secrets
 import sys
+import tempfile
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -360,6 +365,41 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
     return ExitCode.PASSED
 
 
+def cmd_prairielearn(args: argparse.Namespace, engine: Engine) -> int:
+    """Grade PrairieLearn's upload folder into its results file; always leave a result."""
+    check_module(args.module)
+    results = args.root / "results"
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+        for stale in (results / "results.json", *results.glob(".ol-results-*")):
+            stale.unlink(missing_ok=True)  # whatever was there before is not this grade
+    except OSError as error:
+        raise OlError(f"cannot prepare {results}: {error.strerror}. Run ol prairielearn "
+                      "where /grade (or --root) is writable") from None
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ol-pl-") as scratch:
+        try:
+            require_sandbox(engine, "ol prairielearn")
+            workspace = workspace_module.gather(args.root / "student", Path(scratch) / "ws")
+            result, text = check_and_report(engine, workspace, None)
+            said = reports_module.prairielearn(result, text, verdict(result, ""),
+                                               time.monotonic() - started)
+        except OlError as error:
+            said = reports_module.ungradable(" ".join(str(error).split()))
+        except Exception as error:  # a grader fault still leaves a result the student sees
+            said = reports_module.ungradable(
+                "the grader failed on this submission ("
+                + "".join(traceback.format_exception_only(type(error), error)).strip()
+                + "); tell the course staff")
+    # written under a name no run could know, then moved: every run has ended by now
+    secret = results / f".ol-results-{secrets.token_hex(16)}"
+    secret.write_text(json.dumps(said, indent=2) + "\n", encoding="utf-8")
+    os.replace(secret, results / "results.json")
+    score = f"score {said['score']:.0%}" if said["gradable"] else "not gradable"
+    print(f"ol prairielearn: {score}; results in {results / 'results.json'}")
+    return ExitCode.PASSED
+
+
 def cmd_gradescope_bundle(args: argparse.Namespace, engine: Engine) -> int:
     names = bundle.write_bundle(args.out)
     print(f"wrote {args.out}: setup.sh, run_autograder and {len(names) - 2} files of ol. "
@@ -417,6 +457,12 @@ COMMANDS = (
                       help="instead: the model test alone with K seeds against the chapter's "
                            "mutants and the audit catalog, the share of seeds that kill "
                            "each"))),
+    Command("prairielearn", "staff: grade a PrairieLearn submission (the external grader's "
+            "entry point): /grade/student into /grade/results/results.json",
+            cmd_prairielearn,
+            (MODULE, argument("--root", type=Path, default=Path("/grade"), metavar="DIR",
+                              help="the grading folder PrairieLearn mounts (default: /grade)"),
+             SANDBOX)),
     Command("gradescope-bundle", "staff: write the Gradescope autograder zip",
             cmd_gradescope_bundle,
             (argument("out", type=Path, metavar="OUT.zip", help="a file that does not exist "

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 import xml.etree.ElementTree as ElementTree
 import zipfile
 from collections import Counter
@@ -712,3 +713,57 @@ def test_a_terminal_gets_one_status_line_with_the_course_tests_printed_above_it(
     assert "\r\033[K  pass  hand_example_split_and_match\n" in said
     assert "  2 s · course tests 1 of 11 · mutants 12 of 18 · mutant s07 killed" in said
     assert said.endswith("\r\033[K")
+
+
+# --- PrairieLearn -----------------------------------------------------------------------------
+
+def prairielearn(tmp_path: Path, files: dict[str, str]) -> tuple[int, dict]:
+    """A /grade folder laid out as PrairieLearn lays it out, graded; (exit code, results)."""
+    root = tmp_path / "grade"
+    for name, text in files.items():
+        (root / "student" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "student" / name).write_text(text)
+    (root / "results").mkdir(parents=True, exist_ok=True)
+    (root / "results" / "results.json").write_text('{"gradable": true, "score": 1}')  # forged
+    code, out, err = ol_run("prairielearn", "ds.07", "--root", root)
+    assert "Traceback" not in out + err
+    results = (root / "results" / "results.json").read_text()
+    assert len(results.encode()) <= 1_000_000
+    assert [path.name for path in (root / "results").iterdir()] == ["results.json"]
+    return code, json.loads(results)
+
+
+def test_prairielearn_scores_a_passing_submission_one(tmp_path):
+    tests = (PASSING / "tests" / "test_ds07_radix.py").read_text()
+    code, results = prairielearn(tmp_path, {"radix.py": TREE, "test_ds07_radix.py": tests})
+    assert code == ol.ExitCode.PASSED
+    assert results["gradable"] is True and results["score"] == 1.0
+    assert all(test["points"] == test["max_points"] for test in results["tests"])
+    assert results["message"].startswith("PASSED")
+
+
+def test_prairielearn_scores_a_failing_submission_below_one_and_it_cannot_forge_the_file(
+        tmp_path):
+    results_path = tmp_path / "grade" / "results" / "results.json"
+    failing = EXAMPLES / "failing"
+    tests = (failing / "tests" / "test_ds07_radix.py").read_text() + textwrap.dedent(f"""
+
+        def test_forges_the_results():
+            with open({str(results_path)!r}, "w") as out:
+                out.write('{{"gradable": true, "score": 1}}')
+        """)
+    tree = (EXAMPLES / "failing" / "tl_ds" / "radix.py").read_text()
+    _, results = prairielearn(tmp_path, {"tl_ds/radix.py": tree,
+                                         "tests/test_ds07_radix.py": tests})
+    assert results["gradable"] is True and 0 < results["score"] < 1
+    assert results["message"].startswith("NOT PASSED")
+    course = [test for test in results["tests"] if test["name"].startswith("course test")]
+    assert len(course) == len(COURSE_TEST_NAMES)
+    assert any(test["points"] == 0 for test in course)
+
+
+def test_prairielearn_says_why_a_submission_cannot_be_graded(tmp_path):
+    _, results = prairielearn(tmp_path, {"notes.txt": "I ran out of time"})
+    assert results["gradable"] is False and results["score"] == 0
+    assert "tl_ds/radix.py" in results["format_errors"][0]
+    assert "ol start" not in results["format_errors"][0]

@@ -198,3 +198,35 @@ def names_a_test(source: str) -> bool:
 def no_tests(workspace: Workspace) -> OlError:
     return OlError(f"{workspace.tests} holds no tests: write functions named test_... "
                    "(`ol tests ds.07` lists the six required ones), then run the command again.")
+
+
+SUBMITTED = (("tl_ds/radix.py", "radix.py"), ("tests/test_ds07_radix.py", "test_ds07_radix.py"))
+
+
+def gather(submission: Path, into: Path) -> Workspace:
+    """A workspace at ``into`` holding the tree and the tests found in ``submission`` (a
+    platform's upload folder): for each, the first regular file, by sorted path, that ends
+    in its workspace path, else in its bare name. Links are never followed. OlError naming
+    what is missing and what to upload."""
+    found: list[Path] = []
+    for current, folders, files in os.walk(submission):  # os.walk follows no linked folder
+        folders[:] = sorted(folder for folder in folders if not folder.startswith("."))
+        found += [Path(current) / name for name in files if not name.startswith(".")]
+    regular = sorted(path for path in found if stat.S_ISREG(path.lstat().st_mode))
+    workspace = Workspace(into)
+    missing = []
+    for (wanted, bare), target in zip(SUBMITTED, (workspace.radix, workspace.tests),
+                                      strict=True):
+        match = next((path for path in regular if path.as_posix().endswith("/" + wanted)),
+                     None) or next((path for path in regular if path.name == bare), None)
+        if match is None:
+            missing.append(wanted)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(Workspace(match.parent).read(match), encoding="utf-8")
+    if missing:
+        raise OlError(f"the submission holds no {' and no '.join(missing)}: upload your tree, "
+                      "tl_ds/radix.py, and your tests, tests/test_ds07_radix.py (or the bare "
+                      "files radix.py and test_ds07_radix.py), then submit again")
+    (workspace.package / "__init__.py").write_text("", encoding="utf-8")
+    return workspace

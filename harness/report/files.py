@@ -173,6 +173,32 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float) -> di
     }
 
 
+PRAIRIELEARN_LIMIT = 1_000_000  # bytes PrairieLearn accepts in results.json
+
+
+def prairielearn(result: Check, terminal: str, verdict: str, seconds: float) -> dict:
+    """PrairieLearn's external grader results: the Gradescope rows as tests with points,
+    the score as a share in [0, 1]; outputs cut so the file stays under 1 MB."""
+    rows = gradescope(result, terminal, verdict, seconds)["tests"]
+    earned, most = sum(test["score"] for test in rows), sum(test["max_score"] for test in rows)
+    tests = [{"name": test["name"], "points": test["score"], "max_points": test["max_score"],
+              "message": test["status"], "output": test["output"]} for test in rows]
+    results = {"gradable": True, "score": round(earned / most, 4), "message": verdict,
+               "output": terminal, "tests": tests}
+    while len(json.dumps(results)) > PRAIRIELEARN_LIMIT:
+        longest = max(results["tests"], key=lambda test: len(test["output"]))
+        if len(results["output"]) > len(longest["output"]):
+            longest = results
+        longest["output"] = longest["output"][:len(longest["output"]) // 2] + "\n[... cut]"
+    return results
+
+
+def ungradable(reason: str) -> dict:
+    """What PrairieLearn shows for a submission ol cannot grade: why, and no score."""
+    return {"gradable": False, "score": 0, "format_errors": [reason],
+            "message": f"Not graded: {reason}", "tests": []}
+
+
 def row(name: str, passed: bool, points: int, output: str, number: str, tag: str) -> dict:
     return {"name": name, "number": number, "score": points if passed else 0,
             "max_score": points, "status": "passed" if passed else "failed",
