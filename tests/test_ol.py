@@ -28,6 +28,8 @@ from harness.chapter import COURSE_TEST_NAMES, EXAMPLES, REQUIRED_TESTS, ROOT
 from harness.grade import catalog
 from harness.grade.course import meets_threshold, needed
 from harness.grade.grading import COURSE_STAGE, MUTANT_STAGE, Event
+from harness.report import batch
+from harness.report.class_page import class_page, class_summary
 from harness.report.progress import Display
 from harness.report.render import counted, print_course
 from harness.run import judge
@@ -767,3 +769,50 @@ def test_prairielearn_says_why_a_submission_cannot_be_graded(tmp_path):
     assert results["gradable"] is False and results["score"] == 0
     assert "tl_ds/radix.py" in results["format_errors"][0]
     assert "ol start" not in results["format_errors"][0]
+
+
+# --- real browsers: class.html and the submission pages in headless Chromium ----------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not "
+                                    "installed here (nor served by the package registry)")
+
+
+def rendered(page: Path, shots: Path, name: str) -> str:
+    """The DOM headless Chromium builds from ``page``; a screenshot kept as ``name``.png."""
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={shots / 'profile'}"]
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page.as_uri()], capture_output=True,
+                         text=True, timeout=120).stdout
+    shot = shots / f"{name}.png"
+    subprocess.run([CHROMIUM, *flags, "--window-size=1280,1600", f"--screenshot={shot}",
+                    page.as_uri()], capture_output=True, timeout=120)
+    assert shot.stat().st_size > 10_000
+    print(f"screenshot: {shot}")
+    return dom
+
+
+@needs_chromium
+def test_class_html_of_fifty_submissions_renders_every_row_and_aggregate(tmp_path):
+    mutants = catalog.load_catalog()
+    rows = [batch.Row(f"student-{number:02d}", "passed" if number % 3 else "not passed",
+                      "11 of 11", f"{number % (len(mutants) + 1)} of {len(mutants)}", "killed",
+                      "", 30.0, "", graded=number % 5 != 0,
+                      killed=tuple(mutant.id for mutant in mutants[:number % len(mutants)]),
+                      course_failed=("test_locks_pin_the_path",) if number % 4 == 0 else (),
+                      refusal="" if number % 5 else "invalid tests: test_x")
+            for number in range(50)]
+    page = tmp_path / "class.html"
+    page.write_text(class_page(class_summary(rows, mutants), rows))
+    dom = rendered(page, tmp_path, "class")
+    assert dom.count("/reports/mutation.html") == 50
+    assert "50 submissions:" in dom and "most missed first" in dom
+
+
+@needs_chromium
+def test_the_staff_and_student_pages_render_with_their_headings(checked, reports, tmp_path):
+    staff = rendered(reports["passing"] / "mutation.html", tmp_path, "staff")
+    student = rendered(reports["failing"] / "mutation.html", tmp_path, "student")
+    assert "<h1>passing: PASSED</h1>" in staff and "diff-s01" in staff
+    assert "<h1>failing: NOT PASSED</h1>" in student and "Staff only" not in student
