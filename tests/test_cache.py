@@ -94,27 +94,29 @@ def test_a_recheck_of_an_unchanged_workspace_runs_nothing_and_says_so(cache, run
         "everything again"]
 
 
-def test_a_change_to_the_tree_alone_reruns_only_the_course_and_the_students_own_run(
-        cache, runs, small, tmp_path):
+def rerun_after(small: Path, tmp_path: Path, runs: list[str], path: str, more: str) -> list:
+    """What a re-check runs after ``more`` is appended to the workspace's file ``path``."""
     changed = tmp_path / "ws"
     shutil.copytree(small, changed)
     check(changed)
     runs.clear()
-    radix = changed / "tl_ds" / "radix.py"
-    radix.write_text(radix.read_text() + "\n# a comment: another tree, the same behaviour\n")
+    touched = changed / path
+    touched.write_text(touched.read_text() + more)
     check(changed)
-    assert sorted(runs) == ["course", "probe", "students"]  # its own tests on its own tree
+    return sorted(runs)
+
+
+def test_a_change_to_the_tree_alone_reruns_only_the_course_and_the_students_own_run(
+        cache, runs, small, tmp_path):
+    ran = rerun_after(small, tmp_path, runs, "tl_ds/radix.py",
+                      "\n# a comment: another tree, the same behaviour\n")
+    assert ran == ["course", "probe", "students"]  # its own tests on its own tree
 
 
 def test_a_change_to_the_tests_alone_reruns_only_their_runs(cache, runs, small, tmp_path):
-    changed = tmp_path / "ws"
-    shutil.copytree(small, changed)
-    check(changed)
-    runs.clear()
-    tests = changed / "tests" / "test_ds07_radix.py"
-    tests.write_text(tests.read_text() + "\n\ndef test_extra():\n    assert True\n")
-    check(changed)
-    assert "course" not in runs and "probe" not in runs and "students" in runs
+    ran = rerun_after(small, tmp_path, runs, "tests/test_ds07_radix.py",
+                      "\n\ndef test_extra():\n    assert True\n")
+    assert "course" not in ran and "probe" not in ran and "students" in ran
 
 
 def test_fresh_runs_everything_and_keeps_the_output(cache, runs, small):

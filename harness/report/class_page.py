@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from harness.chapter import COURSE_TEST_NAMES, THRESHOLD_PERCENT
 from harness.grade.catalog import Mutant
 from harness.grade.course import needed
+from harness.report.files import BASE_STYLE
 
 
 def share(part: int, whole: int) -> float:
@@ -57,12 +58,7 @@ def class_summary(rows: Sequence, mutants: Sequence[Mutant]) -> dict:
     }
 
 
-STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 80em; color: #222; }
-h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; }
-table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: .25em .6em; border-bottom: 1px solid #ddd;
-         vertical-align: top; }
+STYLE = BASE_STYLE + """
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .bar { background: #4a78c2; height: .8em; display: inline-block; }
 .passed { color: #11632b; } .error, .not { color: #a1130c; }

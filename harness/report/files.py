@@ -271,12 +271,15 @@ def stryker(result: Check) -> dict:
 
 # --- mutation.html --------------------------------------------------------------------------
 
-STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
+BASE_STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 76em; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .3em .6em; border-bottom: 1px solid #ddd;
          vertical-align: top; }
+"""  # every page ol writes: the submission pages and class.html
+
+STYLE = BASE_STYLE + """
 .Killed { color: #11632b; } .Survived { color: #a1130c; font-weight: 600; }
 .Timeout, .RuntimeError { color: #8a5a00; }
 .score { font-size: 1.2em; padding: .6em 1em; border-radius: .4em; display: inline-block; }
