@@ -127,14 +127,14 @@ def test_start_never_overwrites_a_file_and_names_what_it_kept(tmp_path):
     assert out.count("created") == 2
 
 
-def test_the_stub_constructs_and_every_other_method_raises_not_implemented(tmp_path):
+def test_the_stub_constructs_checking_nothing_and_every_other_method_raises_not_implemented(
+        tmp_path):
     root = tmp_path / "ws"
     ol_run("start", "ds.07", "--workspace", root)
     namespace: dict = {}
     exec((root / "tl_ds" / "radix.py").read_text(), namespace)
     tree = namespace["RadixTree"](2)
-    with pytest.raises(ValueError):
-        namespace["RadixTree"](0)
+    namespace["RadixTree"](0)  # checking the granule is the student's to write: a red test
     for call in (lambda: len(tree), lambda: tree.insert([1, 2], ["a"]), lambda: tree.granule,
                  lambda: tree.match_prefix([1]), lambda: tree.evict(1, print),
                  lambda: tree.lru_order(), lambda: tree.lock(1), lambda: tree.key(1)):
@@ -334,7 +334,7 @@ def test_diff_shows_the_reference_once_the_course_tests_pass(workspace):
 def test_diff_refuses_before_the_course_tests_pass():
     code, out, _ = ol_run("diff", "ds.07", "--workspace", FAILING)
     assert code == ol.ExitCode.NOT_PASSED
-    assert out.startswith("ol diff refuses:") and "course test(s) fail on your tree" in out
+    assert out.startswith("ol diff refuses: 5 course tests fail on your tree")
     assert "+++" not in out
 
 
