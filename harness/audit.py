@@ -51,6 +51,9 @@ from harness.run.layout import Suite, clean_environment, copy_item, write_packag
 from harness.run.measure import Coverage
 
 COVERAGE_LIMIT = 1800.0  # seconds the measured run of the suite may take
+# An audit mutant's run may take this many times the reference's: a bug the model test
+# shrinks at length must be killed by its assertions, never by a busy machine's clock.
+AUDIT_LIMIT_FACTOR = 15.0
 TIMEOUT_MULTIPLIER = 4.0  # mutmut's: a mutant may use this many times the tests' CPU time
 PROGRESS = re.compile(r"(\d+)/(\d+)\s+\U0001f389 (\d+) \U0001fae5 (\d+)\s+\u23f0 (\d+)"
                       r"\s+\U0001f914 (\d+)\s+\U0001f641 (\d+)")
@@ -429,7 +432,7 @@ def run_catalog(engine: Engine, mutants: tuple[catalog.Mutant, ...], reference: 
     suite = mutation.course_suite(profile)
     baseline = mutation.prove_wiring(engine, suite, reference + NO_SELF_CHECK,
                                      mutation.COURSE_IDS)
-    limits = mutation.Limits.from_reference(baseline)
+    limits = mutation.Limits.from_reference(baseline, AUDIT_LIMIT_FACTOR)
     results = mutation.run_mutants(engine, suite, [public_only(mutant) for mutant in mutants],
                                    limits, mutation.COURSE_IDS, progress, jobs)
     return CatalogRun(baseline, tuple(results))
@@ -519,7 +522,7 @@ def run_seeds(engine: Engine, chapter: tuple[catalog.Mutant, ...],
     with tempfile.TemporaryDirectory(prefix="ol-seeds-") as name:
         suite = seeded_suite(Path(name), seeds)
         baseline = mutation.prove_wiring(engine, suite, reference + NO_SELF_CHECK, expected)
-        limits = mutation.Limits.from_reference(baseline)
+        limits = mutation.Limits.from_reference(baseline, AUDIT_LIMIT_FACTOR)
         mutants = [*chapter, *audit_mutants]
         results = mutation.run_mutants(engine, suite, [public_only(mutant) for mutant in mutants],
                                        limits, expected, progress, jobs)

@@ -70,9 +70,9 @@ class Limits:
     test: float
 
     @classmethod
-    def from_reference(cls, reference: RunResult) -> Limits:
-        test = max(TEST_LIMIT_FLOOR, LIMIT_FACTOR * reference.slowest)
-        run = max(LIMIT_FLOOR, LIMIT_FACTOR * reference.seconds, 2 * test)
+    def from_reference(cls, reference: RunResult, factor: float = LIMIT_FACTOR) -> Limits:
+        test = max(TEST_LIMIT_FLOOR, factor * reference.slowest)
+        run = max(LIMIT_FLOOR, factor * reference.seconds, 2 * test)
         return cls(run, test)
 
 
