@@ -141,7 +141,7 @@ class Engine:
         not (kept in the cache, when there is one)."""
         if self.cache is None:
             return self.probe_now(implementation)
-        key = self.cache.probe_key(implementation, self.sandbox_mode)
+        key = self.cache.probe_key(implementation, self.sandbox.mode)
         kept = self.cache.get_probe(key)
         if kept is not None:
             return kept[0]
