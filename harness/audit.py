@@ -45,6 +45,7 @@ from pathlib import Path
 from harness.chapter import COURSE_TESTS
 from harness.errors import OlError
 from harness.grade import catalog, mutation
+from harness.grade.syntax import parse
 from harness.run.engine import Engine
 from harness.run.judge import RunResult, Status
 from harness.run.layout import Suite, clean_environment, copy_item, write_package
@@ -194,7 +195,7 @@ def explain(mutants: list[Mutant], entries: list[Entry]) -> tuple[dict[str, Entr
 
 def function_lines(source: str, name: str) -> set[int]:
     """The lines of function ``name`` ("Class.method" or "function") in ``source``."""
-    tree = ast.parse(source)
+    tree = parse(source)
     *owner, function = name.split(".")
     scopes = [node for node in tree.body if isinstance(node, ast.ClassDef)
               and node.name == owner[0]] if owner else [tree]

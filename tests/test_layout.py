@@ -9,11 +9,14 @@ started there.
 from __future__ import annotations
 
 import ast
+import threading
 from pathlib import Path
 
 from harness import chapter
 from harness.chapter import COURSE_TESTS, ROOT, reference_source
+from harness.grade import syntax
 from harness.grade.mutation import placebo as placebo_source
+from harness.grade.scan import scan
 from harness.run.layout import PROXY, STUB
 from harness.run.sandbox import PAYLOAD
 
@@ -130,3 +133,15 @@ def test_the_placebo_breaks_every_method_of_the_chapter():
     tree = namespace["RadixTree"]
     assert all(getattr(tree, name).__name__ == "_placebo" for name in chapter.METHODS)
     assert all(getattr(tree, name).fget.__name__ == "_placebo" for name in chapter.PROPERTIES)
+
+
+def test_ol_parses_source_one_thread_at_a_time():
+    """Two threads building syntax trees at once can fail in CPython 3.11 (a SystemError
+    that once graded a submission `error` in ol grade --jobs 2)."""
+    done = threading.Event()
+    with syntax.LOCK:
+        other = threading.Thread(target=lambda: (scan("x = 1\n"), done.set()))
+        other.start()
+        assert not done.wait(0.5)  # the scan waits for the lock
+    other.join(5)
+    assert done.is_set()

@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from harness.grade.syntax import parse
+
 ALLOWED_MODULES = {
     "__future__", "abc", "array", "bisect", "collections", "contextlib", "copy",
     "dataclasses", "enum", "functools", "heapq", "hypothesis", "itertools", "math",
@@ -39,7 +41,7 @@ class Flag:
 def scan(source: str) -> list[Flag]:
     """Every flag in ``source``, in line order (none when it does not parse: the run says)."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return []
     flags: list[Flag] = []

@@ -19,6 +19,7 @@ from pathlib import Path
 from harness.chapter import REQUIRED_NAMES, REQUIRED_PITFALL, REQUIRED_TESTS, THRESHOLD_PERCENT
 from harness.errors import OlError
 from harness.grade.catalog import load_catalog
+from harness.grade.syntax import parse
 from harness.run.layout import STUB, Suite
 
 DEFAULT = Path("workspace")
@@ -182,7 +183,7 @@ class Workspace:
 
 def names_a_test(source: str) -> bool:
     """False when the module surely binds no ``test...`` name (``source`` compiles)."""
-    tree = ast.parse(source)
+    tree = parse(source)
     names = set()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
