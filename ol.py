@@ -34,16 +34,17 @@ from harness.chapter import (
     reference_source,
 )
 from harness.chapter import ROOT as PROJECT
-from harness.errors import OlError
+from harness.errors import OlError, OlFault
 from harness.grade import catalog, grading, mutation
 from harness.grade import workspace as workspace_module
 from harness.grade.course import load_course_tests, needed
 from harness.report import batch, bundle
 from harness.report import files as reports_module
+from harness.report.class_page import VERDICTS
 from harness.report.progress import Display
 from harness.report.render import counted, short, show_check, show_matrix, table, verdict
 from harness.run import sandbox
-from harness.run.cache import RunCache, default_folder
+from harness.run.cache import RunCache, default_folder, ol_version
 from harness.run.engine import Engine, cores
 
 
@@ -51,6 +52,7 @@ class ExitCode(enum.IntEnum):
     PASSED = 0       # everything the command checks holds
     NOT_PASSED = 1   # it ran, and what it checks does not hold
     BAD_INPUT = 2    # bad usage or input: unknown module, missing file, a file that will not import
+    INTERNAL = 3     # a fault of ol itself (its worker died twice, a bug): nothing was graded
     INTERRUPTED = 130  # stopped by Ctrl-C, after cleaning up
 
 
@@ -358,7 +360,7 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
             f"{row.seconds:.0f} s") for row in rows],
           ("submission", "verdict", "course", "killed", "s11", "time"))
     counts = {verdict: sum(row.verdict == verdict for row in rows)
-              for verdict in ("passed", "not passed", "error")}
+              for verdict in VERDICTS}
     print(f"\n{len(rows)} submissions in {time.monotonic() - started:.0f} s: "
           + ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
           + f". Reports and summary.csv/summary.json in {args.out}")
@@ -366,7 +368,9 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
 
 
 def cmd_prairielearn(args: argparse.Namespace, engine: Engine) -> int:
-    """Grade PrairieLearn's upload folder into its results file; always leave a result."""
+    """Grade PrairieLearn's upload folder into its results file. A fault of ol leaves no
+    results file (PrairieLearn then marks the grading failed, for staff to grade again) and
+    exit code 3: never a score the student did not earn."""
     check_module(args.module)
     results = args.root / "results"
     try:
@@ -386,11 +390,6 @@ def cmd_prairielearn(args: argparse.Namespace, engine: Engine) -> int:
                                                time.monotonic() - started)
         except OlError as error:
             said = reports_module.ungradable(" ".join(str(error).split()))
-        except Exception as error:  # a grader fault still leaves a result the student sees
-            said = reports_module.ungradable(
-                "the grader failed on this submission ("
-                + "".join(traceback.format_exception_only(type(error), error)).strip()
-                + "); tell the course staff")
     # written under a name no run could know, then moved: every run has ended by now
     secret = results / f".ol-results-{secrets.token_hex(16)}"
     secret.write_text(json.dumps(said, indent=2) + "\n", encoding="utf-8")
@@ -534,6 +533,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nol: interrupted; every run was stopped and its files removed.", file=sys.stderr)
         return ExitCode.INTERRUPTED
+    except Exception as error:  # ol's own fault: said to be ours, never a verdict
+        print(f"ol: {fault_paragraph(error, argv)}", file=sys.stderr)
+        return ExitCode.INTERNAL
+
+
+def fault_paragraph(error: BaseException, argv: Sequence[str] | None) -> str:
+    """What ol says of a fault of its own: that it is ol's, and the log to send."""
+    what = str(error) if isinstance(error, OlFault) else \
+        "".join(traceback.format_exception_only(type(error), error)).strip()
+    log = write_fault_log(error, argv)
+    where = f"the log {log}" if log else "the lines above"
+    return (f"this is a fault of ol itself, not of your work: {what}. Nothing was graded. Run "
+            f"the command again; if it fails again, send {where} to the course staff with a bug "
+            f"report (it holds the command, ol's version and what failed).")
+
+
+def write_fault_log(error: BaseException, argv: Sequence[str] | None) -> str:
+    """A log of a fault of ol, in the temporary folder; its path, or "" when none was written."""
+    text = (f"command: ol {' '.join(sys.argv[1:] if argv is None else argv)}\n"
+            f"ol: {ol_version()}\npython: {sys.version.split()[0]}\n\n"
+            + "".join(traceback.format_exception(error)))
+    try:
+        handle, path = tempfile.mkstemp(prefix="ol-fault-", suffix=".log")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError:
+        return ""
+    return path
 
 
 if __name__ == "__main__":

@@ -1,7 +1,12 @@
-"""The one exception type ol turns into a message and exit code 2."""
+"""The two exception types ol turns into a message: the user's (exit 2) and ol's own (exit 3)."""
 
 from __future__ import annotations
 
 
 class OlError(Exception):
     """Bad usage or input: the message says what went wrong and what to do."""
+
+
+class OlFault(Exception):
+    """A fault of ol itself (its runs' worker died twice, an exception of its own code): never
+    the student's doing, never a verdict. The message says what failed."""

@@ -16,6 +16,9 @@ import time
 import types
 from pathlib import Path
 
+import pytest
+
+from harness.run import sandbox
 from harness.run.engine import Engine
 
 REFERENCE = Path(__file__).resolve().parent.parent / "impl" / "radix.py"
@@ -37,6 +40,10 @@ RUNS = Engine()
 
 
 def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers", "sandboxed(mode): needs that sandbox (bwrap or uid); skipped, with the "
+        "reason, only where it cannot start, and a failure of the run where "
+        "OL_SANDBOX_TESTS=required (as .ci/run sets it where ol says the sandbox starts)")
     _load_reference_as_tl_ds()
     # every run of the project's tests runs: results kept by content are tested on purpose
     # (test_cache.py), never met by chance
@@ -45,6 +52,43 @@ def pytest_configure(config) -> None:
 
 def pytest_unconfigure(config) -> None:
     RUNS.close()
+
+
+def sandbox_problem(mode: str) -> str | None:
+    """None when the ``mode`` sandbox starts here, else why not (probed once per mode)."""
+    if mode not in SANDBOX_PROBLEMS:
+        if mode == "uid":
+            SANDBOX_PROBLEMS[mode] = sandbox.uid_problem()
+        else:
+            chosen = sandbox.choose("auto")
+            SANDBOX_PROBLEMS[mode] = None if chosen.mode == mode else (
+                chosen.reason or f"the sandbox here is {chosen.mode}")
+    return SANDBOX_PROBLEMS[mode]
+
+
+SANDBOX_PROBLEMS: dict[str, str | None] = {}
+
+
+def pytest_runtest_setup(item) -> None:
+    for mark in item.iter_markers("sandboxed"):
+        mode = mark.args[0] if mark.args else "bwrap"
+        problem = sandbox_problem(mode)
+        if problem is not None:
+            pytest.skip(f"needs the {mode} sandbox, which cannot start here: {problem}")
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Where the sandbox is known to start, a sandbox test that skipped fails the run."""
+    if os.environ.get("OL_SANDBOX_TESTS") != "required":
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = [report.nodeid for report in (reporter.stats.get("skipped", []) if reporter
+                                            else [])
+               if "needs the " in str(report.longrepr) and " sandbox" in str(report.longrepr)]
+    if skipped:
+        print(f"\n{len(skipped)} sandbox test(s) skipped on a machine where the sandbox "
+              "starts (OL_SANDBOX_TESTS=required):\n  " + "\n  ".join(skipped))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def git_status() -> str:

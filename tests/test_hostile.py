@@ -36,8 +36,7 @@ PASSING_TESTS = (Path(__file__).parent.parent / "examples" / "passing" / "tests"
                  / "test_ds07_radix.py").read_text(encoding="utf-8")
 BROKEN = "\n\nRadixTree.lock = lambda self, id: None  # locks nothing: a broken tree\n"
 SANDBOXED = RUNS.sandbox.mode == "bwrap"
-needs_sandbox = pytest.mark.skipif(
-    not SANDBOXED, reason=f"no bubblewrap sandbox here ({RUNS.sandbox.reason})")
+needs_sandbox = pytest.mark.sandboxed("bwrap")
 
 # A weak but honest suite: it kills the mutants that accept a wrong number of values, and
 # no other. Each trick below is added to it and must leave its grade exactly as it is.

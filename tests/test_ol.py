@@ -631,7 +631,9 @@ def test_course_tests_that_do_not_import_are_the_graders_fault_not_the_students(
     monkeypatch.setattr(mutation, "course_suite",
                         lambda *args, **kwargs: Suite(files=(broken,), proxy=()))
     for command in ("check", "diff"):
-        err = bad_input(command, "ds.07", "--workspace", workspace)
+        code, out, err = ol_run(command, "ds.07", "--workspace", workspace)
+        assert code == ol.ExitCode.INTERNAL and "Traceback" not in out + err
+        assert "fault of ol itself, not of your work" in err
         assert "fault of this installation of ol, not of your tree" in err
         assert "tree_wire_that_is_not_installed" in err
 

@@ -21,8 +21,7 @@ from harness.run.judge import RunResult
 from harness.run.layout import Suite
 
 SANDBOX = RUNS.sandbox
-needs_bwrap = pytest.mark.skipif(SANDBOX.mode != "bwrap",
-                                 reason=f"bubblewrap cannot start here ({SANDBOX.reason})")
+needs_bwrap = pytest.mark.sandboxed("bwrap")
 
 INSIDE = f"""
 import os, socket, sys
@@ -131,7 +130,7 @@ def test_check_with_require_sandbox_refuses_without_one(unsandboxed, capsys):
 UID_PROBLEM = sandbox.uid_problem()
 
 
-@pytest.mark.skipif(UID_PROBLEM is not None, reason=f"no uid sandbox here: {UID_PROBLEM}")
+@pytest.mark.sandboxed("uid")
 def test_the_uid_sandbox_runs_tests_as_another_user_and_ends_all_they_started(tmp_path):
     with Engine("uid") as engine:
         marker = f"ol-uid-{tmp_path.name}"

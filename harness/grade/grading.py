@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from harness.chapter import REQUIRED_TESTS, SECOND, reference_source
-from harness.errors import OlError
+from harness.errors import OlFault
 from harness.grade import catalog, mutation
 from harness.grade.course import meets_threshold
 from harness.grade.scan import Flag, allowed, scan
@@ -268,7 +268,7 @@ def course_run(engine: Engine, implementation: str, cancel: threading.Event | No
 
     The tree runs in a server of its own, and the only way it can keep the course tests
     from importing is to stop that server, which the proxy reports as TreeStopped (a
-    failing tree). Any other import error is the fault of ol's installation: OlError.
+    failing tree). Any other import error is the fault of ol's installation: OlFault.
     """
     finished = []
 
@@ -284,9 +284,9 @@ def course_run(engine: Engine, implementation: str, cancel: threading.Event | No
                      on_test=None if progress is None else ended)
     if run.status is Status.COLLECTION_ERROR and "TreeStopped" not in run.detail:
         said = [line.strip() for line in run.detail.splitlines() if line.strip()]
-        raise OlError("the course tests did not import, which is a fault of this installation "
+        raise OlFault("the course tests did not import, which is a fault of this installation "
                       "of ol, not of your tree: reinstall it (`pip install -e .` in its "
-                      "checkout) and run the command again. The error: "
+                      "checkout). The error: "
                       f"{said[-1].removeprefix('E   ') if said else 'none was given'}")
     return run
 

@@ -21,11 +21,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.chapter import COURSE_TEST_NAMES
-from harness.errors import OlError
+from harness.errors import OlError, OlFault
 from harness.grade.catalog import load_catalog
 from harness.grade.grading import Check
 from harness.grade.workspace import Workspace
-from harness.report.class_page import class_page, class_summary
+from harness.report.class_page import INTERNAL, class_page, class_summary
 from harness.report.files import ReportFolder
 from harness.report.render import verdict
 from harness.run.engine import cores
@@ -41,7 +41,7 @@ COLUMNS = ("submission", "verdict", "course_tests_passed", "kill_rate", "s11", "
 @dataclass(frozen=True)
 class Row:
     submission: str
-    verdict: str              # passed, not passed, error
+    verdict: str              # passed, not passed, error (the submission's), internal error
     course_tests_passed: str  # "9 of 11"
     kill_rate: str            # "15 of 18", or "" when the mutants did not run
     s11: str                  # killed, survived, or ""
@@ -88,9 +88,13 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, audience: str,
         result, text = check(workspace, reports, jobs)
     except OlError as error:
         return failed(folder, name, str(error), started)
+    except OlFault as error:  # ol's fault, not the submission's: said so, and never a grade
+        return failed(folder, name, f"a fault of ol, not of this submission: {error}. Grade it "
+                      "again", started, verdict=INTERNAL)
     except Exception as error:  # a grader bug on this submission must not stop the batch
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-        return failed(folder, name, f"the grader failed on this submission: {detail}", started)
+        return failed(folder, name, f"a fault of ol, not of this submission: {detail}. Grade "
+                      "it again, and report the fault", started, verdict=INTERNAL)
     (folder / "check.txt").write_text(text, encoding="utf-8")
     course = result.course
     passed = sum(record.outcome == "passed" for record in course.records) if course else 0
@@ -114,9 +118,9 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, audience: str,
     )
 
 
-def failed(folder: Path, name: str, reason: str, started: float) -> Row:
+def failed(folder: Path, name: str, reason: str, started: float, verdict: str = "error") -> Row:
     (folder / "check.txt").write_text(f"not graded: {reason}\n", encoding="utf-8")
-    return Row(name, "error", "", "", "", "", round(time.monotonic() - started, 1),
+    return Row(name, verdict, "", "", "", "", round(time.monotonic() - started, 1),
                " ".join(reason.split()), refusal=" ".join(reason.split()))
 
 

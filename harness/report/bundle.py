@@ -15,13 +15,16 @@ mutants) under ``ol/``, and the two scripts:
   ``/autograder/results/`` only once every process of the submission is gone (the sandbox
   ends them; then every process of ``ol-sandbox`` is killed as well), from a folder only
   root can write. A ``results.json`` the submission wrote earlier is removed first. It
-  refuses to grade where no sandbox can start. When the check cannot grade (a missing
-  file, a tree that does not import, a grader failure) it still writes a ``results.json``:
-  score 0 and ol's message, so a student always sees why.
+  refuses to grade where no sandbox can start. When the check cannot grade the submission
+  (a missing file, a tree that does not import) it still writes a ``results.json``: score 0
+  and ol's message, so a student always sees why. A fault of ol itself (exit code 3) writes
+  none and fails the autograder, so Gradescope says it failed and staff grade it again:
+  never a score of 0 for a fault that is not the student's.
 """
 
 from __future__ import annotations
 
+import shlex
 import tomllib
 import zipfile
 from pathlib import Path
@@ -73,11 +76,18 @@ TESTS="$(first '*/tests/test_ds07_radix.py')"
 [ -z "$TESTS" ] || cp "$TESTS" "$WORK/ws/tests/test_ds07_radix.py"
 cd "$WORK"
 "$PYTHON" "$OL" check ds.07 --workspace ws --report report --require-sandbox > out.txt 2>&1
+STATUS=$?
 # the sandbox ended every process of the submission; in the uid sandbox, make sure of it
 if [ "$(id -u)" = 0 ] && [ -n "$DEDICATED" ]; then
     pkill -KILL -U "$DEDICATED" 2>/dev/null || true
 fi
 rm -f "$ROOT/results/results.json"
+if [ "$STATUS" = 3 ]; then
+    # a fault of ol, not of the submission: no results, so Gradescope reports the autograder
+    # failed and staff grade it again; what ol said is in the autograder's output
+    cat out.txt
+    exit 1
+fi
 if [ -f report/results.json ]; then
     cp report/results.json "$ROOT/results/results.json"
 else
@@ -131,7 +141,7 @@ def write_bundle(out: Path) -> list[str]:
         raise OlError(f"{out.parent} is not a folder: create it first, or pass a path in an "
                       "existing one")
     entries = {
-        "setup.sh": SETUP.format(pins=" ".join(f"'{pin}'" for pin in pins())),
+        "setup.sh": SETUP.format(pins=" ".join(shlex.quote(pin) for pin in pins())),
         "run_autograder": RUN,
     }
     with zipfile.ZipFile(out, "x", compression=zipfile.ZIP_DEFLATED) as archive:

@@ -19,6 +19,9 @@ from harness.grade.catalog import Mutant
 from harness.grade.course import needed
 from harness.report.files import BASE_STYLE
 
+INTERNAL = "internal error"  # a fault of ol on a submission (not the submission's): grade again
+VERDICTS = ("passed", "not passed", "error", INTERNAL)  # error: the submission could not be graded
+
 
 def share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
@@ -27,12 +30,12 @@ def share(part: int, whole: int) -> float:
 def class_summary(rows: Sequence, mutants: Sequence[Mutant]) -> dict:
     """The class's aggregates, from the rows of ``ol grade`` (batch.Row)."""
     graded = [row for row in rows if row.graded]
-    trees = [row for row in rows if row.verdict != "error"]
+    trees = [row for row in rows if row.verdict in ("passed", "not passed")]
     total = len(mutants)
     return {
         "submissions": len(rows),
         "verdicts": {verdict: sum(row.verdict == verdict for row in rows)
-                     for verdict in ("passed", "not passed", "error")},
+                     for verdict in VERDICTS},
         "graded_suites": len(graded),
         "mutants_planted": total,
         "kills_needed": needed(total),
@@ -93,7 +96,8 @@ def class_page(summary: dict, rows: Sequence) -> str:
                 f"<td class='n'>{row.course_tests_passed}</td><td class='n'>{row.kill_rate}</td>"
                 f"<td>{row.s11}</td><td class='n'>{row.seconds:.0f} s</td></tr>" for row in rows]
     line = (f"{summary['submissions']} submissions: {verdicts['passed']} passed, "
-            f"{verdicts['not passed']} not passed, {verdicts['error']} could not be graded; "
+            f"{verdicts['not passed']} not passed, {verdicts['error']} could not be graded, "
+            f"{verdicts[INTERNAL]} met a fault of ol (grade those again); "
             f"{summary['graded_suites']} suites of tests valid and graded; the bar is "
             f"{THRESHOLD_PERCENT}% ({summary['kills_needed']} of {summary['mutants_planted']} "
             "mutants) with the required mutant killed.")

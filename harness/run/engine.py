@@ -19,11 +19,12 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from harness.errors import OlFault
 from harness.run import sandbox
 from harness.run.cache import RunCache
 from harness.run.judge import RunResult, Status, judge
 from harness.run.layout import Suite, lay_out, probe_side, read_coverage
-from harness.run.process import Runner
+from harness.run.process import Runner, WorkerLost
 
 PROBE_LIMIT = 30.0  # seconds importing a tree may take
 
@@ -110,7 +111,15 @@ class Engine:
                 test_limit: float = 0.0, expected: Iterable[str] | None = None,
                 cancel: threading.Event | None = None, trusted: bool = False,
                 on_test: Callable[[str, str], None] | None = None) -> RunResult:
-        """``run``, always running."""
+        """``run``, always running (once more, from a fresh folder, when the worker died)."""
+        return again_once(lambda: self.run_once(
+            suite, implementation, timeout=timeout, test_limit=test_limit, expected=expected,
+            cancel=cancel, trusted=trusted, on_test=on_test))
+
+    def run_once(self, suite: Suite, implementation: str, *, timeout: float,
+                 test_limit: float, expected: Iterable[str] | None,
+                 cancel: threading.Event | None, trusted: bool,
+                 on_test: Callable[[str, str], None] | None) -> RunResult:
         runner = self.current()
         run = runner.new_folder()
         try:
@@ -151,6 +160,9 @@ class Engine:
         return problem
 
     def probe_now(self, implementation: str) -> str | None:
+        return again_once(lambda: self.probe_once(implementation))
+
+    def probe_once(self, implementation: str) -> str | None:
         runner = self.current()
         run = runner.new_folder()
         try:
@@ -167,6 +179,23 @@ class Engine:
         except (IndexError, ValueError, TypeError, KeyError):
             return f"importing it ends the interpreter (exit code {ended.returncode})"
         return None if ok is True else (error or "it fails")
+
+
+def again_once(run: Callable[[], T]) -> T:
+    """``run()``; once more when the runs' worker died under it; a fault of ol the second time.
+
+    A worker that dies is ol's fault, never the run's (no run can reach it): the run is
+    started again from scratch, in a new worker.
+    """
+    try:
+        return run()
+    except WorkerLost:
+        pass
+    try:
+        return run()
+    except WorkerLost as lost:
+        raise OlFault(f"the runs' worker died twice under the same run (it said: {lost})") \
+            from None
 
 
 def tests_of(on_test: Callable[[str, str], None]) -> Callable[[str], None]:

@@ -66,8 +66,17 @@ class Ended:
     overflow: bool = False          # it wrote more records than RECORDS_LIMIT
 
 
+class WorkerLost(Exception):
+    """The worker died while it held the run: the run never ended, and may be run again."""
+
+
 class Worker:
-    """The runs' worker process, shared by every thread of the engine."""
+    """The runs' worker process, shared by every thread of the engine.
+
+    The worker is started by a keeper thread of its own, which lives until ``close``:
+    bubblewrap's --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started
+    it ends, so a worker started from a pool thread would die with that thread.
+    """
 
     def __init__(self, sandbox: Sandbox, runs: Path) -> None:
         self.sandbox = sandbox
@@ -75,20 +84,26 @@ class Worker:
         self.lock = threading.Lock()
         self.process: subprocess.Popen | None = None
         self.channel: socket.socket | None = None
+        self.generation = 0     # how many workers this one has started
+        self.lost = 0           # the generation whose worker died, once it has
         self.next_id = 0
-        self.waiting: dict[int, queue.SimpleQueue] = {}
+        self.waiting: dict[int, tuple[int, queue.SimpleQueue]] = {}
         self.errors = None  # the worker's standard error, read when it fails
+        self.closing = threading.Event()
+        self.keeper: threading.Thread | None = None
 
     def start(self) -> socket.socket:
-        if self.process is not None and self.process.poll() is None:
+        """The worker's channel, starting a worker when none is alive (the lock is held)."""
+        if self.channel is not None and self.lost != self.generation:
             return self.channel
+        self.retire()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         errors = tempfile.TemporaryFile()  # noqa: SIM115 - read if the worker fails to start
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
                "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
                "OL_SANDBOX_UID": str(SANDBOX_UID)}
         try:
-            self.process = subprocess.Popen(
+            self.process = self.launch(
                 self.sandbox.worker_command(theirs.fileno(), self.runs), pass_fds=[theirs.fileno()],
                 cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=errors)
@@ -102,19 +117,44 @@ class Worker:
             hello = json.loads(ours.recv(1 << 16) or b"{}")
         except (OSError, ValueError):
             hello = {}
-        if "hello" not in hello:
+        if "hello" not in hello:  # the sandbox was probed and starts: this is ol's fault
             self.process.kill()
             self.process.wait()
-            raise OlError(f"the {self.sandbox.mode} sandbox did not start here: "
-                          f"{last_line(errors)}. Install bubblewrap "
-                          "(the system's bwrap package) or run as a user allowed to make user "
-                          "namespaces; OL_SANDBOX=none runs without a sandbox")
+            raise WorkerLost(f"a worker did not start: {last_line(errors)}")
         ours.settimeout(None)
+        self.generation += 1
         self.channel, self.errors = ours, errors
-        threading.Thread(target=self.read, args=(ours,), daemon=True).start()
+        threading.Thread(target=self.read, args=(ours, self.generation), daemon=True).start()
         return ours
 
-    def read(self, channel: socket.socket) -> None:
+    def launch(self, command: list[str], **options) -> subprocess.Popen:
+        """Popen ``command`` from the keeper thread, which lives until ``close``."""
+        if self.keeper is None or not self.keeper.is_alive():
+            requests: queue.SimpleQueue = queue.SimpleQueue()
+            self.keeper = threading.Thread(target=self.keep, args=(requests,), daemon=True,
+                                           name="ol-worker-keeper")
+            self.keeper.requests = requests
+            self.keeper.start()
+        answer: queue.SimpleQueue = queue.SimpleQueue()
+        self.keeper.requests.put((command, options, answer))
+        started = answer.get()
+        if isinstance(started, BaseException):
+            raise started
+        return started
+
+    def keep(self, requests: queue.SimpleQueue) -> None:
+        """The keeper: starts workers on request; ending (at ``close``) ends its workers."""
+        while not self.closing.is_set():
+            try:
+                command, options, answer = requests.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            try:
+                answer.put(subprocess.Popen(command, **options))
+            except BaseException as error:  # handed to the thread that asked
+                answer.put(error)
+
+    def read(self, channel: socket.socket, generation: int) -> None:
         while True:
             try:
                 data = channel.recv(1 << 16)
@@ -124,36 +164,42 @@ class Worker:
                 break
             message = json.loads(data)
             with self.lock:
-                box = self.waiting.get(message.get("id"))
-            if box is not None:
-                box.put(message)
-        with self.lock:  # the worker died: every run still waiting ends now
-            for box in self.waiting.values():
-                box.put({"lost": True})
+                held = self.waiting.get(message.get("id"))
+            if held is not None:
+                held[1].put(message)
+        with self.lock:  # the worker died: every run it held ends now
+            self.lost = max(self.lost, generation)
+            for held_by, box in self.waiting.values():
+                if held_by == generation:
+                    box.put({"lost": generation})
 
     def send(self, message: dict, fds: list[int] = ()) -> None:
         try:
             socket.send_fds(self.channel, [json.dumps(message).encode()], list(fds))
         except OSError:
-            raise OlError("the runs' worker stopped unexpectedly; run the command again") \
-                from None
+            raise WorkerLost("its channel was closed") from None
 
     def run(self, test: Side, tree: Side | None, timeout: float,
             cancel: threading.Event | None,
             on_record: Callable[[str], None] | None = None) -> Ended:
+        """Run the sides once; raises WorkerLost when the worker dies while it holds them."""
         box: queue.SimpleQueue = queue.SimpleQueue()
         records, records_far = socket.socketpair()
         output, output_far = socket.socketpair()
         drain = Drain(records, output, on_record)
         with self.lock:
-            self.start()
-            self.next_id += 1
-            id = self.next_id
-            self.waiting[id] = box
             try:
+                self.start()
+                self.next_id += 1
+                id = self.next_id
+                self.waiting[id] = (self.generation, box)
                 self.send({"id": id, "run": test.message(),
                            "tree": tree.message() if tree else None},
                           [records_far.fileno(), output_far.fileno()])
+            except BaseException:
+                for sock in (records, output):
+                    sock.close()
+                raise
             finally:
                 records_far.close()
                 output_far.close()
@@ -178,10 +224,11 @@ class Worker:
                                   "machine is short of memory or processes. Run the command "
                                   "again, with fewer --jobs")
                 if message.get("lost"):
-                    raise OlError("the runs' worker stopped unexpectedly "
-                                  f"({last_line(self.errors)}); run the command again")
+                    raise WorkerLost(last_line(self.errors))
                 returncode = None if stopped else message["exit"]
                 break
+        except WorkerLost:
+            raise
         except BaseException:
             self.stop(id)
             raise
@@ -192,11 +239,11 @@ class Worker:
         return Ended(returncode, drain.lines(), drain.text(), drain.overflow)
 
     def stop(self, id: int) -> None:
-        with self.lock, contextlib.suppress(OlError):
+        with self.lock, contextlib.suppress(WorkerLost):
             self.send({"kill": id})
 
-    def close(self) -> None:
-        """Stop the worker (closing its channel ends it and its runs), also half-started."""
+    def retire(self) -> None:
+        """Let go of a dead (or half-started) worker: its channel closed, its process reaped."""
         if self.channel is not None:
             with contextlib.suppress(OSError):
                 self.channel.close()
@@ -208,6 +255,12 @@ class Worker:
                 self.process.kill()
                 self.process.wait()
             self.process = None
+
+    def close(self) -> None:
+        """Stop the worker (closing its channel ends it and its runs), also half-started."""
+        with self.lock:
+            self.retire()
+        self.closing.set()
 
 
 def last_line(errors) -> str:
