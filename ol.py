@@ -350,8 +350,10 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
     try:
         def check(workspace: workspace_module.Workspace, reports: reports_module.ReportFolder,
                   runs: int) -> tuple[grading.Check, str]:
-            return check_and_report(engine, workspace, reports, None, runs, args.refuse_flagged,
-                                    audience=args.audience)
+            # a worker of its own: nothing one submission's runs do reaches another's
+            with engine.sibling() as own:
+                return check_and_report(own, workspace, reports, None, runs,
+                                        args.refuse_flagged, audience=args.audience)
 
         rows = batch.grade_all(check, args.submissions, args.out, jobs, args.audience, progress)
     finally:
@@ -508,6 +510,11 @@ def reused(engine: Engine) -> None:
         total = cache.hits + cache.misses
         print(f"\nreused {cache.hits} of {total} results kept from earlier runs "
               f"({cache.folder}); --fresh runs everything again")
+    if cache is not None and cache.unverified:
+        print(f"\n{counted(cache.unverified, 'kept result')} did not verify against the "
+              f"cache's key (forged or damaged): run again and replaced")
+    if cache is not None and cache.problem:
+        print(f"\nnote: kept no results and reused none: {cache.problem}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,6 +6,8 @@ folder of its own.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import shutil
 import textwrap
@@ -159,7 +161,8 @@ def kept_run(tmp_path: Path) -> tuple[Engine, Suite, Path]:
     return engine, suite, entry
 
 
-@pytest.mark.parametrize("damage", ["garbage", "another key", "a forged body"])
+@pytest.mark.parametrize("damage", ["garbage", "another key", "a forged body",
+                                    "a forged body signed without the key"])
 def test_a_damaged_entry_is_ignored_and_replaced(tmp_path, damage):
     engine, suite, entry = kept_run(tmp_path)
     kept = json.loads(entry.read_text())
@@ -167,12 +170,18 @@ def test_a_damaged_entry_is_ignored_and_replaced(tmp_path, damage):
         entry.write_text("{not json")
     elif damage == "another key":
         entry.write_text(json.dumps({**kept, "key": "0" * 64}))
-    else:  # a result that says a failing run passed, with the hash of the honest one
+    else:  # a result that says a passing run failed, with the honest MAC or a made-up one
         body = {**kept["body"], "records": [{**kept["body"]["records"][0],
                                              "outcome": "failed"}]}
-        entry.write_text(json.dumps({**kept, "body": body}))
+        forged = {**kept, "body": body}
+        if damage.endswith("without the key"):
+            guess = hmac.new(b"\0" * 32, kept["key"].encode() + b"\0"
+                             + json.dumps(body, sort_keys=True).encode(), hashlib.sha256)
+            forged["mac"] = guess.hexdigest()
+        entry.write_text(json.dumps(forged))
     again = engine.run(suite, TREE, timeout=60)
     assert again.all_passed and engine.cache.hits == 0 and engine.cache.misses == 2
+    assert engine.cache.unverified == 1
     replaced = json.loads(entry.read_text())
     assert replaced["key"] == kept["key"]
     assert replaced["body"]["records"][0]["outcome"] == "passed"
@@ -189,3 +198,14 @@ def test_a_run_decided_by_a_timeout_is_kept_only_when_it_timed_out_twice(tmp_pat
     assert first.decided_by_timeout and not list((tmp_path / "cache").rglob("*.json"))
     engine.run(suite, TREE, timeout=60, test_limit=1.0, again=True)
     assert len(list((tmp_path / "cache").rglob("*.json"))) == 1
+
+
+def test_a_cache_key_that_others_can_read_makes_the_cache_unused_and_says_why(tmp_path):
+    _, suite, _ = kept_run(tmp_path)
+    key = tmp_path / "cache" / "key"
+    assert key.stat().st_mode & 0o777 == 0o600
+    key.chmod(0o644)
+    fresh = Engine(cache=RunCache(tmp_path / "cache"))
+    fresh.runner = RUNS.current()
+    assert fresh.run(suite, TREE, timeout=60).all_passed
+    assert fresh.cache.hits == 0 and "only you can read" in fresh.cache.problem

@@ -15,7 +15,6 @@ or crashes.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import random
 import re
 import threading
@@ -291,9 +290,11 @@ def course_run(engine: Engine, implementation: str, cancel: threading.Event | No
     return run
 
 
-def shuffled(jobs: list, seed: str) -> list:
-    """``jobs`` in an order fixed by ``seed`` (the same submission, the same order)."""
-    return random.Random(hashlib.sha256(seed.encode()).hexdigest()).sample(jobs, len(jobs))
+def shuffled(jobs: list) -> list:
+    """``jobs`` in an order drawn afresh by each command from the system's randomness, so no
+    submission can predict which run comes when. Results are reported by label, in the
+    catalog's order, whatever the order they ran in."""
+    return random.SystemRandom().sample(jobs, len(jobs))
 
 
 def check(engine: Engine, workspace: Workspace, progress: Progress | None = None,
@@ -371,17 +372,18 @@ def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: 
     if first.problem or all(record.name in first.invalid_names
                             for record in on_reference.records):
         return first  # nothing valid to grade
-    mutants, placebo, reruns = run_planted(engine, suite, first, (reference, second),
-                                           tests_text, workers, progress)
+    mutants, placebo, reruns = run_planted(engine, suite, first, (reference, second), workers,
+                                           progress)
     return dataclasses.replace(first, mutants=mutants,
                                problem=planted_problem(first, placebo, reruns))
 
 
 def run_planted(engine: Engine, suite: Suite, first: TestsGrade, correct: tuple[str, str],
-                seed: str, workers: int, progress: Progress | None,
+                workers: int, progress: Progress | None,
                 ) -> tuple[tuple[mutation.MutantResult, ...], RunResult, tuple[Rerun, ...]]:
-    """The planted mutants, the placebo and both correct trees again, in an order fixed by
-    ``seed``: (the mutants' results in catalog order, the placebo's run, the reruns)."""
+    """The planted mutants, the placebo and both correct trees again, in an order no
+    submission can know: (the mutants' results in catalog order, the placebo's run, the
+    reruns)."""
     reference, second = correct
     expected = [record.nodeid for record in first.on_reference.records]
     limits = mutation.Limits.from_reference(first.on_reference)
@@ -417,7 +419,7 @@ def run_planted(engine: Engine, suite: Suite, first: TestsGrade, correct: tuple[
     jobs = [*((planted.id, mutant(planted)) for planted in chapter),
             ("placebo", tree(mutation.placebo(reference))),
             ("the reference", tree(reference)), ("the second correct tree", tree(second))]
-    order = shuffled(jobs, seed)
+    order = shuffled(jobs)
     ran = dict(run_together([labelled(label, job) for label, job in order], workers, said))
     reruns = tuple(Rerun(where, run, ran[where]) for where, run in (
         ("the reference", first.on_reference), ("the second correct tree", first.on_second)))

@@ -10,17 +10,23 @@ in a row (once may be a busy machine); a cancelled run is never kept.
 The cache lives in the user's cache folder (``$XDG_CACHE_HOME/ol`` or ``~/.cache/ol``), or
 wherever ``OL_CACHE`` (or ``ol grade --cache DIR``) says; ``OL_CACHE=off`` keeps nothing.
 It is never inside a workspace, and runs cannot see it: the sandbox shows a run its own
-folder only. An entry is JSON holding its own key and a hash of its body; one that does
-not parse, holds another key, fails its hash or its schema is ignored and replaced, never
-trusted.
+folder only. An entry is JSON holding its own key, its body and an HMAC-SHA256 of both
+under a secret key kept in the cache folder (``key``, mode 0600, made at first use); one
+that does not parse, holds another key, fails its MAC or its schema is ignored and
+replaced, never trusted. So a user or a submission that can write the cache folder, but
+cannot read the key, cannot plant a result; a key that others could read or that another
+user owns makes the whole cache unused.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import json
 import os
+import secrets
+import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -32,7 +38,7 @@ from harness.run.judge import RunResult, Status, TestRecord
 from harness.run.layout import Suite
 from harness.run.measure import Coverage
 
-FORMAT = 1  # the layout of an entry; another layout is another key
+FORMAT = 2  # the layout of an entry; another layout is another key
 DECIDING = ("pytest", "hypothesis", "coverage")  # the packages whose versions decide grades
 OWN = Path(__file__).resolve().parents[2]  # the checkout: ol.py and harness/
 
@@ -72,12 +78,47 @@ def add_tree(digest, path: Path) -> None:
 
 
 class RunCache:
-    """Run results by content, in ``folder``; counts what it served and what it ran."""
+    """Run results by content, in ``folder``; counts what it served, what it ran, and the
+    entries it could not verify."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.hits = 0
         self.misses = 0
+        self.unverified = 0    # entries present but forged or damaged: run again
+        self.problem = ""      # why the cache is not used at all, when it is not
+        self._secret: bytes | None = None
+
+    def secret(self) -> bytes | None:
+        """The key entries are signed with (made on first use); None when it cannot be
+        trusted (then nothing is read or kept, and ``problem`` says why)."""
+        if self._secret is not None or self.problem:
+            return self._secret
+        path = self.folder / "key"
+        try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            try:
+                handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                                 0o600)
+            except FileExistsError:
+                pass
+            else:
+                with os.fdopen(handle, "wb") as out:
+                    out.write(secrets.token_bytes(32))
+            handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(handle, "rb") as source:
+                info = os.fstat(source.fileno())
+                data = source.read(64)
+        except OSError as error:
+            self.problem = f"its key {path} cannot be made or read ({error.strerror})"
+            return None
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() \
+                or info.st_mode & 0o077 or len(data) != 32:
+            self.problem = (f"its key {path} is not a 32-byte file of yours that only you can "
+                            "read (remove it, and ol makes a new one)")
+            return None
+        self._secret = data
+        return data
 
     def key(self, suite: Suite, implementation: str, limits: tuple[float, float],
             expected: Iterable[str] | None, trusted: bool, sandbox: str) -> str:
@@ -117,24 +158,38 @@ class RunCache:
         self.write(key, {"problem": problem})
 
     def read(self, key: str, parse):
-        try:
-            entry = json.loads(self.path(key).read_text(encoding="utf-8"))
-            body = entry["body"]
-            if entry["key"] != key or entry["hash"] != body_hash(body):
-                raise ValueError("another entry")
-            result = parse(body)
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        secret = self.secret()
+        if secret is None:
             self.misses += 1
+            return None
+        try:
+            text = self.path(key).read_text(encoding="utf-8")
+        except OSError:
+            self.misses += 1
+            return None
+        try:
+            entry = json.loads(text)
+            body = entry["body"]
+            if entry["key"] != key or not hmac.compare_digest(str(entry["mac"]),
+                                                              mac(secret, key, body)):
+                raise ValueError("another entry, or a forged one")
+            result = parse(body)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            self.misses += 1
+            self.unverified += 1
             return None
         self.hits += 1
         return result
 
     def write(self, key: str, body: dict) -> None:
         """Written whole or not at all; a cache that cannot be written only costs time."""
-        text = json.dumps({"key": key, "hash": body_hash(body), "body": body})
+        secret = self.secret()
+        if secret is None:
+            return
+        text = json.dumps({"key": key, "mac": mac(secret, key, body), "body": body})
         path = self.path(key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
                                              delete=False, suffix=".tmp") as out:
                 out.write(text)
@@ -148,8 +203,10 @@ class RunCache:
         return digest.hexdigest()
 
 
-def body_hash(body: Mapping) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+def mac(secret: bytes, key: str, body: Mapping) -> str:
+    """The entry's signature: HMAC-SHA256 of its key and body under the cache's secret."""
+    message = key.encode() + b"\0" + json.dumps(body, sort_keys=True).encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
 
 
 def to_body(result: RunResult) -> dict:

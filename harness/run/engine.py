@@ -69,6 +69,10 @@ class Engine:
                 self.runner = Runner(sandbox.choose(self.sandbox_mode), fresh=self.fresh)
             return self.runner
 
+    def sibling(self) -> Engine:
+        """An engine like this one (sandbox, isolation, cache) with a worker of its own."""
+        return Engine(self.sandbox_mode, self.fresh, self.cache)
+
     def close(self) -> None:
         """The worker stops and the run folders go."""
         with self.lock:

@@ -113,8 +113,11 @@ def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, f
         for item in suite.proxy:
             copy_item(item, views / item.name)
     (tree / "home").mkdir()
+    coverage = tree / "coverage.json"
+    coverage.touch()  # the tree side writes its coverage here, the one file it may write
     tree_side = Side(tree, tree / "home", clean_environment(tree, {}), run_limits(timeout),
-                     "tree", trusted=trusted, measure=suite.measure, views=bool(suite.proxy))
+                     "tree", trusted=trusted, measure=suite.measure, views=bool(suite.proxy),
+                     writable=(coverage,))
     return test_side, tree_side
 
 

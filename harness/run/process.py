@@ -51,11 +51,15 @@ class Side:
     trusted: bool = False           # our own code only (the uid sandbox runs it as root)
     measure: bool = False           # the tree side measures coverage of its tree
     views: bool = False             # the tree side answers the course machine's views
+    # files under root the side writes for the engine (the tree's coverage); everything
+    # else under root is read-only in the bubblewrap sandbox, and cwd is a fresh scratch
+    writable: tuple[Path, ...] = ()
 
     def message(self) -> dict:
         return {"root": str(self.root), "cwd": str(self.cwd), "env": dict(self.env),
                 "limits": dict(self.limits), "main": self.main, "argv": list(self.argv),
-                "trusted": self.trusted, "measure": self.measure, "views": self.views}
+                "trusted": self.trusted, "measure": self.measure, "views": self.views,
+                "writable": [str(path) for path in self.writable]}
 
 
 @dataclass(frozen=True)

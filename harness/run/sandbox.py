@@ -81,6 +81,9 @@ def bwrap_arguments(runs: Path) -> list[str]:
         arguments += ["--ro-bind", path, f"{INSIDE_LIB}/{name}"]
     arguments += ["--ro-bind", str(PAYLOAD), INSIDE_PAYLOAD, "--proc", "/proc", "--dev", "/dev",
                   "--tmpfs", "/tmp", "--dir", "/ol-hold", "--bind", str(runs), str(runs)]
+    # everything bwrap made is its uid's to write, and shared by every run of the worker:
+    # read-only, so a run's only writable places are the fresh ones each side mounts
+    arguments += ["--remount-ro", "/tmp", "--remount-ro", "/dev", "--remount-ro", "/"]
     return arguments
 
 

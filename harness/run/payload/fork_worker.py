@@ -49,7 +49,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 FD, MODE, RUNS, LIB = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 SANDBOX_UID = int(os.environ.get("OL_SANDBOX_UID", "65534"))
-sys.path[:0] = [path for path in (*LIB.split(os.pathsep), HERE) if path]
+# after the standard library: nothing on the path can shadow a module it holds
+sys.path += [path for path in (*LIB.split(os.pathsep), HERE) if path]
 
 import pytest  # noqa: E402 - after the path is set
 import tree_server  # noqa: E402
@@ -79,7 +80,9 @@ HOLD = "/ol-hold"  # an empty folder of the sandbox: a side's own folder waits h
 LIBC = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
-MS_NOSUID, MS_NODEV, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 2, 4, 4096, 8192, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
+MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 4096, 8192, 16384, 1 << 18
+SCRATCH_BYTES = int(os.environ.get("OL_SCRATCH_BYTES", str(64 << 20)))  # each tmpfs of a side
 PR_SET_PDEATHSIG = 1
 
 
@@ -108,8 +111,14 @@ def write(path: str, text: str) -> None:
         out.write(text)
 
 
-def confine_namespaces(own: str) -> None:
-    """In the first process of a side: new namespaces that show only ``own`` of the runs."""
+def confine_namespaces(side: dict) -> None:
+    """In the first process of a side: new namespaces that show only its own folder of the
+    runs, read-only, and a fresh, sized scratch (its home, /tmp, /dev/shm) that goes with it.
+
+    Nothing else it sees can be written: the sandbox's root, /dev, /etc and the libraries
+    are read-only (bwrap's --remount-ro), so no run leaves anything for a later one.
+    """
+    own, home = side["root"], side["cwd"]
     uid, gid = os.getuid(), os.getgid()
     check(LIBC.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET
                        | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
@@ -118,14 +127,24 @@ def confine_namespaces(own: str) -> None:
     write("/proc/self/gid_map", f"{gid} {gid} 1")
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount(own, HOLD, None, MS_BIND | MS_REC)
-    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
-    if os.path.isdir(RUNS):  # the run folders live outside /tmp: hide them too
-        mount("tmpfs", RUNS, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+    scratch = f"mode=0700,size={SCRATCH_BYTES}"
+    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, scratch)
+    outside = os.path.isdir(RUNS)  # the run folders live outside /tmp: hide them too
+    if outside:
+        mount("tmpfs", RUNS, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
     os.makedirs(own, exist_ok=True)
     mount(HOLD, own, None, MS_MOVE)
+    if outside:
+        mount(None, RUNS, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    for path in side.get("writable", ()):  # files it hands back (coverage): bound apart
+        mount(path, path, None, MS_BIND)
+    mount(None, own, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    mount("tmpfs", home, "tmpfs", MS_NOSUID | MS_NODEV, scratch)
     if os.path.isdir("/dev/shm"):
-        mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
-    mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0555")
+        mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, scratch)
+    if os.path.isdir("/dev/pts"):  # no pseudo-terminals: a live channel between sides
+        mount("tmpfs", "/dev/pts", "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k")
+    mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "mode=0555,size=4k")
 
 
 def drop_capabilities() -> None:
@@ -165,7 +184,7 @@ def start_side(side: dict, fds: dict) -> int:
             os.dup2(source, target)
         os.closerange(max(moved) + 1 if moved else 3, 1 << 16)
         if MODE == "ns":
-            confine_namespaces(side["root"])
+            confine_namespaces(side)
             inner = os.fork()
             if inner:  # the first process waits for PID 1 of the new namespace
                 for target in list(moved):
