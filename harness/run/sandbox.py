@@ -83,7 +83,8 @@ def bwrap_arguments(runs: Path) -> list[str]:
                   "--tmpfs", "/tmp", "--dir", "/ol-hold", "--bind", str(runs), str(runs)]
     # everything bwrap made is its uid's to write, and shared by every run of the worker:
     # read-only, so a run's only writable places are the fresh ones each side mounts
-    arguments += ["--remount-ro", "/tmp", "--remount-ro", "/dev", "--remount-ro", "/"]
+    for path in ("/tmp", "/dev", *hidden_folders(), "/"):
+        arguments += ["--remount-ro", path]
     return arguments
 
 
