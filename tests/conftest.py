@@ -42,8 +42,8 @@ RUNS = Engine()
 def pytest_configure(config) -> None:
     config.addinivalue_line(
         "markers", "sandboxed(mode): needs that sandbox (bwrap or uid); skipped, with the "
-        "reason, only where it cannot start, and a failure of the run where "
-        "OL_SANDBOX_TESTS=required (as .ci/run sets it where ol says the sandbox starts)")
+        "reason, only where it cannot start, and a failure of the run where OL_SANDBOX_TESTS "
+        "names that mode (as .ci/run does for each sandbox ol says starts here)")
     _load_reference_as_tl_ds()
     # every run of the project's tests runs: results kept by content are tested on purpose
     # (test_cache.py), never met by chance
@@ -78,16 +78,17 @@ def pytest_runtest_setup(item) -> None:
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
-    """Where the sandbox is known to start, a sandbox test that skipped fails the run."""
-    if os.environ.get("OL_SANDBOX_TESTS") != "required":
-        return
+    """A test of a sandbox named in OL_SANDBOX_TESTS (as .ci/run names the ones ol says start
+    here) that skipped fails the run: no silent skips where the sandbox works."""
+    required = [mode for mode in os.environ.get("OL_SANDBOX_TESTS", "").split(",") if mode]
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     skipped = [report.nodeid for report in (reporter.stats.get("skipped", []) if reporter
                                             else [])
-               if "needs the " in str(report.longrepr) and " sandbox" in str(report.longrepr)]
+               if any(f"needs the {mode} sandbox" in str(report.longrepr) for mode in required)]
     if skipped:
-        print(f"\n{len(skipped)} sandbox test(s) skipped on a machine where the sandbox "
-              "starts (OL_SANDBOX_TESTS=required):\n  " + "\n  ".join(skipped))
+        print(f"\n{len(skipped)} sandbox test(s) skipped on a machine where ol says that "
+              f"sandbox starts (OL_SANDBOX_TESTS={','.join(required)}):\n  "
+              + "\n  ".join(skipped))
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
