@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.run import sandbox
+from harness.run import cgroups, sandbox
 from harness.run.engine import Engine
 
 REFERENCE = Path(__file__).resolve().parent.parent / "impl" / "radix.py"
@@ -59,6 +59,11 @@ def sandbox_problem(mode: str) -> str | None:
     if mode not in SANDBOX_PROBLEMS:
         if mode == "uid":
             SANDBOX_PROBLEMS[mode] = sandbox.uid_problem()
+        elif mode == "cgroup":
+            groups = cgroups.make(64, 1 << 30)
+            SANDBOX_PROBLEMS[mode] = None if groups else "no control groups can be made here"
+            if groups is not None:
+                groups.remove()
         else:
             chosen = sandbox.choose("auto")
             SANDBOX_PROBLEMS[mode] = None if chosen.mode == mode else (

@@ -24,7 +24,7 @@ from harness.run import sandbox
 from harness.run.cache import RunCache
 from harness.run.judge import RunResult, Status, judge
 from harness.run.layout import Suite, lay_out, probe_side, read_coverage
-from harness.run.process import Runner, WorkerLost
+from harness.run.process import RUN_CAPS, Ended, Runner, WorkerLost
 
 PROBE_LIMIT = 30.0  # seconds importing a tree may take
 
@@ -138,13 +138,14 @@ class Engine:
             coverage = None
             if suite.measure and suite.proxy is not None:
                 coverage = read_coverage(run / "tree" / "coverage.json")
+            output = ended.output + "".join(f"\nol: {said}\n" for said in capped(ended))
             if ended.returncode is None:
-                return RunResult(Status.TIMEOUT, seconds=seconds, output=ended.output,
+                return RunResult(Status.TIMEOUT, seconds=seconds, output=output,
                                  detail=f"still running after {timeout:.0f} s: stopped")
             if ended.overflow:
-                return RunResult(Status.CRASH, seconds=seconds, output=ended.output,
+                return RunResult(Status.CRASH, seconds=seconds, output=output,
                                  detail="the run wrote more records than any suite needs")
-            result = judge(ended.records, ended.returncode, expected, seconds, ended.output)
+            result = judge(ended.records, ended.returncode, expected, seconds, output)
             return result if coverage is None else dataclasses.replace(result, coverage=coverage)
         finally:
             shutil.rmtree(run, ignore_errors=True)
@@ -183,6 +184,16 @@ class Engine:
         except (IndexError, ValueError, TypeError, KeyError):
             return f"importing it ends the interpreter (exit code {ended.returncode})"
         return None if ok is True else (error or "it fails")
+
+
+def capped(ended: Ended) -> list[str]:
+    """What a run that reached a cap is told, once per cap, with the cap's value."""
+    said = {"processes": f"the run reached its cap of {RUN_CAPS['processes']:,} processes "
+                         "(its tests and its tree together): starting more failed",
+            "memory": f"the run reached its cap of {RUN_CAPS['memory'] >> 30} GiB of memory "
+                      "(all its processes together): the kernel stopped the process that "
+                      "asked for more"}
+    return [said[name] for name in ended.capped]
 
 
 def again_once(run: Callable[[], T]) -> T:

@@ -26,12 +26,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import OlError
+from harness.run import cgroups
 from harness.run.sandbox import SANDBOX_UID, Sandbox
 
 OUTPUT_LIMIT = 64_000       # characters of a run's output kept
 RECORDS_LIMIT = 32 << 20    # bytes of records a run may write; more is a crash
 START_LIMIT = 60.0          # seconds the worker may take to start
 STOP_LIMIT = 15.0           # seconds a stopped run may take to be reported gone
+# What one run may hold at once, all of its processes on both sides together, where control
+# groups can be made (cgroups.py); each process is limited apart as well (layout.LIMITS).
+RUN_CAPS = {"processes": 512, "memory": 4 << 30}
+WORKER_PROCESSES = 4096     # the whole worker: every run it holds at once
+
+
+def worker_memory() -> int:
+    """The worker's memory cap, all runs together: three quarters of the machine's memory."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") * 3 // 4
+    except (ValueError, OSError):
+        return 8 << 30
 
 
 class Cancelled(Exception):
@@ -68,6 +81,7 @@ class Ended:
     records: list[str]              # the lines the run wrote to its records socket
     output: str                     # its output, cut at OUTPUT_LIMIT
     overflow: bool = False          # it wrote more records than RECORDS_LIMIT
+    capped: tuple[str, ...] = ()    # the caps of RUN_CAPS it reached (processes, memory)
 
 
 class WorkerLost(Exception):
@@ -95,6 +109,7 @@ class Worker:
         self.errors = None  # the worker's standard error, read when it fails
         self.closing = threading.Event()
         self.keeper: threading.Thread | None = None
+        self.groups: cgroups.Groups | None = None  # the worker's control groups, if any
 
     def start(self) -> socket.socket:
         """The worker's channel, starting a worker when none is alive (the lock is held)."""
@@ -106,9 +121,11 @@ class Worker:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
                "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
                "OL_SANDBOX_UID": str(SANDBOX_UID)}
+        self.groups = cgroups.make(WORKER_PROCESSES, worker_memory())
         try:
             self.process = self.launch(
-                self.sandbox.worker_command(theirs.fileno(), self.runs), pass_fds=[theirs.fileno()],
+                self.sandbox.worker_command(theirs.fileno(), self.runs, self.groups),
+                pass_fds=[theirs.fileno()],
                 cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=errors)
         except OSError as error:
@@ -198,7 +215,7 @@ class Worker:
                 id = self.next_id
                 self.waiting[id] = (self.generation, box)
                 self.send({"id": id, "run": test.message(),
-                           "tree": tree.message() if tree else None},
+                           "tree": tree.message() if tree else None, "caps": RUN_CAPS},
                           [records_far.fileno(), output_far.fileno()])
             except BaseException:
                 for sock in (records, output):
@@ -208,7 +225,7 @@ class Worker:
                 records_far.close()
                 output_far.close()
         drain.start()
-        returncode, stopped = None, False
+        returncode, stopped, capped = None, False, ()
         try:
             deadline = time.monotonic() + timeout
             while True:
@@ -230,6 +247,7 @@ class Worker:
                 if message.get("lost"):
                     raise WorkerLost(last_line(self.errors))
                 returncode = None if stopped else message["exit"]
+                capped = tuple(name for name in message.get("capped", ()) if name in RUN_CAPS)
                 break
         except WorkerLost:
             raise
@@ -240,7 +258,7 @@ class Worker:
             with self.lock:
                 self.waiting.pop(id, None)
             drain.finish()
-        return Ended(returncode, drain.lines(), drain.text(), drain.overflow)
+        return Ended(returncode, drain.lines(), drain.text(), drain.overflow, capped)
 
     def stop(self, id: int) -> None:
         with self.lock, contextlib.suppress(WorkerLost):
@@ -259,6 +277,9 @@ class Worker:
                 self.process.kill()
                 self.process.wait()
             self.process = None
+        if self.groups is not None:
+            self.groups.remove()
+            self.groups = None
 
     def close(self) -> None:
         """Stop the worker (closing its channel ends it and its runs), also half-started."""

@@ -35,11 +35,13 @@ from importlib import metadata
 from pathlib import Path
 
 from harness.errors import OlError
+from harness.run.cgroups import Groups, entering
 
 PAYLOAD = Path(__file__).with_name("payload")
 MODES = ("auto", "bwrap", "uid", "none")
 INSIDE_PAYLOAD = "/ol-payload"
 INSIDE_LIB = "/ol-lib"
+INSIDE_GROUPS = "/ol-cgroup"
 SANDBOX_UID = int(os.environ.get("OL_SANDBOX_UID", "65534"))  # nobody
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/ld.so.cache",
           "/etc/alternatives")
@@ -56,17 +58,27 @@ class Sandbox:
     def confined(self) -> bool:
         return self.mode != "none"
 
-    def worker_command(self, fd: int, runs: Path) -> list[str]:
-        """The command that starts the runs' worker, reading requests on ``fd``."""
+    def worker_command(self, fd: int, runs: Path, groups: Groups | None = None) -> list[str]:
+        """The command that starts the runs' worker, reading requests on ``fd``, with the
+        control ``groups`` it makes a group per run in (when there are any)."""
         python = os.path.realpath(sys.executable)
         if self.mode != "bwrap":
-            return [python, "-I", "-S", str(PAYLOAD / "fork_worker.py"), str(fd),
-                    "uid" if self.mode == "uid" else "none", str(runs), library_path()]
-        return [self.bwrap, *bwrap_arguments(runs), python, "-I", "-S",
-                f"{INSIDE_PAYLOAD}/fork_worker.py", str(fd), "ns", str(runs), INSIDE_LIB]
+            return entering(groups, [
+                python, "-I", "-S", str(PAYLOAD / "fork_worker.py"), str(fd),
+                "uid" if self.mode == "uid" else "none", str(runs), library_path(),
+                groups.argument() if groups else ""])
+        inside, binds = "", []
+        if groups is not None:  # shown to the worker alone: every side hides them
+            shown = tuple((name, f"{INSIDE_GROUPS}/{name}") for name, _ in groups.folders)
+            inside = Groups(groups.version, shown).argument()
+            for (_, folder), (_, there) in zip(groups.folders, shown, strict=True):
+                binds += ["--bind", folder, there]
+        return entering(groups, [
+            self.bwrap, *bwrap_arguments(runs, binds), python, "-I", "-S",
+            f"{INSIDE_PAYLOAD}/fork_worker.py", str(fd), "ns", str(runs), INSIDE_LIB, inside])
 
 
-def bwrap_arguments(runs: Path) -> list[str]:
+def bwrap_arguments(runs: Path, binds: list[str] = ()) -> list[str]:
     arguments = ["--unshare-all", "--uid", "65534", "--gid", "65534", "--die-with-parent",
                  "--new-session", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin",
                  "--setenv", "LANG", "C.UTF-8", "--chdir", "/"]
@@ -80,7 +92,8 @@ def bwrap_arguments(runs: Path) -> list[str]:
     for name, path in library_items():
         arguments += ["--ro-bind", path, f"{INSIDE_LIB}/{name}"]
     arguments += ["--ro-bind", str(PAYLOAD), INSIDE_PAYLOAD, "--proc", "/proc", "--dev", "/dev",
-                  "--tmpfs", "/tmp", "--dir", "/ol-hold", "--bind", str(runs), str(runs)]
+                  "--tmpfs", "/tmp", "--dir", "/ol-hold", "--bind", str(runs), str(runs),
+                  *binds]
     # everything bwrap made is its uid's to write, and shared by every run of the worker:
     # read-only, so a run's only writable places are the fresh ones each side mounts
     for path in ("/tmp", "/dev", *hidden_folders(), "/"):

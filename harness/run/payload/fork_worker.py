@@ -48,6 +48,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FD, MODE, RUNS, LIB = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+GROUPS = sys.argv[5] if len(sys.argv) > 5 else ""  # "1:pids=DIR,memory=DIR", "2:unified=DIR"
 SANDBOX_UID = int(os.environ.get("OL_SANDBOX_UID", "65534"))
 # after the standard library: nothing on the path can shadow a module it holds
 sys.path += [path for path in (*LIB.split(os.pathsep), HERE) if path]
@@ -76,6 +77,7 @@ LIMITS = {
 PATH = list(sys.path)
 GRACE = 5.0  # seconds the tree side may take to finish after its tests have ended
 HOLD = "/ol-hold"  # an empty folder of the sandbox: a side's own folder waits here
+INSIDE_GROUPS = "/ol-cgroup"  # where bubblewrap shows the worker its control groups
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
@@ -83,7 +85,7 @@ CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
 MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 4096, 8192, 16384, 1 << 18
 SCRATCH_BYTES = int(os.environ.get("OL_SCRATCH_BYTES", str(64 << 20)))  # each tmpfs of a side
-PR_SET_PDEATHSIG = 1
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 
 
 class CapHeader(ctypes.Structure):
@@ -145,6 +147,8 @@ def confine_namespaces(side: dict) -> None:
     if os.path.isdir("/dev/pts"):  # no pseudo-terminals: a live channel between sides
         mount("tmpfs", "/dev/pts", "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k")
     mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "mode=0555,size=4k")
+    if os.path.isdir(INSIDE_GROUPS):  # the worker's control groups: not the side's to change
+        mount("tmpfs", INSIDE_GROUPS, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k")
 
 
 def drop_capabilities() -> None:
@@ -170,13 +174,16 @@ def become(side: dict) -> None:
     sys.path[:] = PATH
 
 
-def start_side(side: dict, fds: dict) -> int:
-    """Fork the side; its first process's pid. ``fds`` maps target descriptor -> ours."""
+def start_side(side: dict, fds: dict, groups: list[str] = ()) -> int:
+    """Fork the side; its first process's pid. ``fds`` maps target descriptor -> ours;
+    the side joins the run's control ``groups`` before anything else."""
     pid = os.fork()
     if pid:
         return pid
     code = 70
     try:
+        for group in groups:
+            write(os.path.join(group, "cgroup.procs"), str(os.getpid()))
         null = os.open(os.devnull, os.O_RDONLY)
         wanted = {0: null, **fds}
         moved = {target: os.dup(source) for target, source in wanted.items()}
@@ -195,9 +202,12 @@ def start_side(side: dict, fds: dict) -> int:
                 code = code if code >= 0 else 128 - code
                 return
             LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-            drop_capabilities()
+            if side["main"] != "tree":  # the tree's host keeps them to isolate each tree
+                drop_capabilities()
+        else:
+            LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1)
         become(side)
-        code = run_side(side)
+        code = init(lambda: run_side(side))
     except BaseException as error:  # the child must never return into the worker
         with contextlib.suppress(BaseException):
             os.write(2, f"ol: the run could not start: {error!r}\n".encode())
@@ -210,6 +220,52 @@ def start_side(side: dict, fds: dict) -> int:
             os._exit(code)
 
 
+def init(main) -> int:
+    """Run ``main()`` in a child and reap every process that ends here meanwhile (orphans come
+    to the first process of a side: PID 1 of its namespace, or a child subreaper), so no
+    side leaves a zombie; ``main``'s exit code once it has ended."""
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            code = main()
+        except BaseException as error:
+            with contextlib.suppress(BaseException):
+                os.write(2, f"ol: the run could not start: {error!r}\n".encode())
+        finally:
+            with contextlib.suppress(BaseException):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(code)
+    while True:
+        try:
+            done, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return 70
+        if done == pid:
+            code = os.waitstatus_to_exitcode(status)
+            return code if code >= 0 else 128 - code
+
+
+def isolate_tree(serve) -> int:
+    """In a new tree child (mode ns): a PID namespace of its own, whose first process drops
+    every capability and serves; stopping the child ends everything the tree started, at
+    once. The caller's process only waits for it."""
+    check(LIBC.unshare(CLONE_NEWPID), "unshare")
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            drop_capabilities()
+            code = init(serve)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else 128 - code
+
+
 def run_side(side: dict) -> int:
     main = side["main"]
     if main == "pytest":
@@ -218,7 +274,8 @@ def run_side(side: dict) -> int:
     if main == "probe":
         return probe(side["argv"][0])
     if main == "tree":
-        return tree_server.host(socket.socket(fileno=4), side)
+        return tree_server.host(socket.socket(fileno=4), side,
+                                isolate_tree if MODE == "ns" else None)
     return 70
 
 
@@ -279,6 +336,7 @@ class Run:
         self.tree = tree          # pid of the tree side's first process, or None
         self.exit = None          # the test side's exit code, once it ended
         self.deadline = None      # when the tree side is killed, once the tests ended
+        self.groups: list[str] = []  # its control groups, one per controller (or unified)
 
     @property
     def pids(self) -> list[int]:
@@ -330,19 +388,79 @@ def main() -> None:
         reap(runs, owner, channel)
 
 
+def run_groups(run: Run, caps: dict) -> None:
+    """The run's own control groups, inside the worker's, with the run's caps."""
+    if not GROUPS:
+        return
+    version, _, listed = GROUPS.partition(":")
+    for entry in listed.split(","):
+        controller, _, folder = entry.partition("=")
+        group = os.path.join(folder, f"run-{run.id}")
+        os.mkdir(group)
+        run.groups.append(group)
+        if version == "2":
+            write(os.path.join(group, "pids.max"), str(caps["processes"]))
+            write(os.path.join(group, "memory.max"), str(caps["memory"]))
+            with contextlib.suppress(OSError):
+                write(os.path.join(group, "memory.swap.max"), "0")
+        elif controller == "pids":
+            write(os.path.join(group, "pids.max"), str(caps["processes"]))
+        elif controller == "memory":
+            write(os.path.join(group, "memory.limit_in_bytes"), str(caps["memory"]))
+            with contextlib.suppress(OSError):
+                write(os.path.join(group, "memory.memsw.limit_in_bytes"), str(caps["memory"]))
+
+
+def reached(run: Run) -> list[str]:
+    """The caps the run reached (processes, memory), read when it has ended."""
+    found = []
+    for group in run.groups:
+        for name, events, cap in (("processes", "pids.events", "max"),
+                                  ("memory", "memory.events", "oom_kill"),
+                                  ("memory", "memory.oom_control", "oom_kill")):
+            try:
+                with open(os.path.join(group, events)) as text:
+                    counts = dict(line.split()[:2] for line in text if line.strip())
+            except (OSError, ValueError):
+                continue
+            if int(counts.get(cap, "0")) > 0 and name not in found:
+                found.append(name)
+        try:
+            with open(os.path.join(group, "memory.failcnt")) as text:
+                if int(text.read()) > 0 and "memory" not in found:
+                    found.append("memory")
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def remove_groups(run: Run) -> None:
+    for group in run.groups:
+        for _ in range(100):  # its processes are gone; the kernel may take a moment
+            try:
+                os.rmdir(group)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.01)
+
+
 def start_run(run: Run, request: dict, fds: list[int]) -> None:
     """Fork the run's sides: the tree first, when there is one, then the tests."""
     records, output = fds
     control = None
     try:
+        run_groups(run, request.get("caps") or {})
         if request["tree"] is not None:
             control, far = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             with far:
-                run.tree = start_side(request["tree"], {1: output, 2: output, 4: far.fileno()})
+                run.tree = start_side(request["tree"], {1: output, 2: output, 4: far.fileno()},
+                                      run.groups)
         wanted = {1: output, 2: output, 3: records}
         if control is not None:
             wanted[4] = control.fileno()
-        run.test = start_side(request["run"], wanted)
+        run.test = start_side(request["run"], wanted, run.groups)
     finally:
         for fd in fds:
             os.close(fd)
@@ -380,8 +498,10 @@ def reap(runs: dict, owner: dict, channel) -> None:
         if run.test is None and run.tree is None:
             if MODE == "uid":
                 purge()
+            capped = reached(run)
+            remove_groups(run)
             del runs[run.id]
-            channel.send(json.dumps({"id": run.id, "exit": run.exit}).encode())
+            channel.send(json.dumps({"id": run.id, "exit": run.exit, "capped": capped}).encode())
 
 
 if __name__ == "__main__":

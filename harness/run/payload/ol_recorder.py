@@ -32,8 +32,11 @@ class TestTimeout(BaseException):
     """Raised in a test that runs past its limit; not an Exception, so no test swallows it."""
 
 
-def on_alarm(signum, frame) -> None:
-    raise TestTimeout("the test ran past its time limit")
+def alarm(limit: float):
+    """The SIGALRM handler of a test with ``limit`` seconds: it says the limit."""
+    def on_alarm(signum, frame) -> None:
+        raise TestTimeout(f"the test ran past its time limit of {limit:g} s and was stopped")
+    return on_alarm
 
 
 class Recorder:
@@ -47,7 +50,7 @@ class Recorder:
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_call(self, item):
         if self.test_limit > 0:
-            signal.signal(signal.SIGALRM, on_alarm)
+            signal.signal(signal.SIGALRM, alarm(self.test_limit))
             signal.setitimer(signal.ITIMER_REAL, self.test_limit)
         try:
             yield

@@ -16,6 +16,7 @@ import json as _json
 import os as _os
 import select as _select
 import socket as _socket
+import threading as _threading
 import time as _time
 
 from tree_wire import decode as _decode
@@ -69,6 +70,7 @@ class _Channel:
         self.generation = 0
         self.pending = b""
         self.limit = _CALL_LIMIT
+        self.lock = _threading.RLock()  # one call at a time on the data socket
 
     def command(self, word: bytes) -> bytes:
         self.control.sendall(word + b"\n")
@@ -99,6 +101,12 @@ class _Channel:
         return f"the tree's process ended (exit code {said[-1] if said else 'unknown'})"
 
     def ask(self, request: dict, generation: int | None = None):
+        """One call and its answer; calls from several threads wait their turn, so every
+        call gets its own answer."""
+        with self.lock:
+            return self.ask_now(request, generation)
+
+    def ask_now(self, request: dict, generation: int | None = None):
         if generation is not None and generation != self.generation:
             raise _TreeStopped("this tree lived in a tree process that has stopped")
         if self.data is None:
@@ -162,10 +170,11 @@ class RadixTree:
     """The RadixTree under test, called across a process boundary."""
 
     def __init__(self, granule: int) -> None:
-        if _channel.data is None:
-            _channel.start()
-        self._generation = _channel.generation
-        self._handle = _channel.ask({"new": _encode(granule)})
+        with _channel.lock:
+            if _channel.data is None:
+                _channel.start()
+            self._generation = _channel.generation
+            self._handle = _channel.ask_now({"new": _encode(granule)})
 
     def _call(self, name: str, *args):
         return _channel.ask({"tree": self._handle, "call": name, "args": _args(args)},

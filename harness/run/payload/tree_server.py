@@ -26,6 +26,7 @@ asked, to ``coverage.json`` in the side's folder and leaves.
 """
 
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -61,8 +62,11 @@ class Capped:
         self.stream.flush()
 
 
-def host(control: socket.socket, side: dict) -> int:
-    """The tree side's first process: start, stop and report tree children on command."""
+def host(control: socket.socket, side: dict, isolate=None) -> int:
+    """The tree side's first process: start, stop and report tree children on command.
+
+    ``isolate(serve)``, where given, runs each tree child's ``serve`` in a PID namespace of
+    its own (and without capabilities), so stopping the child ends all the tree started."""
     child = None
     ended = None
     reader = control.makefile("rb")
@@ -80,7 +84,8 @@ def host(control: socket.socket, side: dict) -> int:
                     reader.close()
                     control.close()
                     theirs.close()
-                    code = serve(mine, side)
+                    code = (serve(mine, side) if isolate is None
+                            else isolate(functools.partial(serve, mine, side)))
                 finally:
                     os._exit(code)
             mine.close()

@@ -1,0 +1,247 @@
+"""Every run bounded: a cap on the processes and the memory of each run, all its processes
+together, that holds when ol runs as root; no zombies and no survivors; a thread-safe proxy.
+
+Each attack is bounded by itself (it stops at its first failure, or after a fixed count), so
+a cap that failed could not take the machine down; the peak is measured from outside.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import RUNS
+from test_isolation import inside_run
+
+from harness.chapter import reference_source
+from harness.run.process import RUN_CAPS
+
+REFERENCE = reference_source()
+
+
+class Peak(threading.Thread):
+    """Counts this machine's processes whose command line holds ``marker``, every 20 ms;
+    the highest count seen, and whether any is still there at the end."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__(daemon=True)
+        self.marker = marker.encode()
+        self.most = 0
+        self.done = threading.Event()
+
+    def count(self) -> int:
+        found = 0
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                with contextlib.suppress(OSError):
+                    found += self.marker in Path(f"/proc/{entry}/cmdline").read_bytes()
+        return found
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            self.most = max(self.most, self.count())
+            time.sleep(0.02)
+
+    def __enter__(self) -> Peak:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.done.set()
+        self.join()
+
+
+def zombies() -> int:
+    found = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                found += Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0] \
+                    == "Z"
+    return found
+
+
+FORK_STORM = '''
+import os, time
+
+def storm(marker, most=2000):
+    """Start sleepers until the first failure, at most ``most``: how many started."""
+    started = 0
+    for _ in range(most):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            try:
+                os.setsid()
+                os.execvp("sleep", ["sleep", marker])
+            finally:
+                os._exit(0)
+        started += 1
+    return started
+'''
+
+
+@pytest.mark.sandboxed("bwrap")
+@pytest.mark.sandboxed("cgroup")
+@pytest.mark.parametrize("where", ["the tests", "the tree"])
+def test_a_fork_storm_stops_at_the_runs_process_cap_and_leaves_nothing(tmp_path, where):
+    marker = f"{311 + len(where)}.{os.getpid() % 1000}"
+    if where == "the tests":
+        body = f'''
+            def test_storms():
+                started = storm({marker!r})
+                print("STARTED", started)
+                assert started < {RUN_CAPS["processes"]}
+            '''
+        tree = REFERENCE
+    else:
+        body = f'''
+            from tl_ds.radix import RadixTree
+
+            def test_storms():
+                started = RadixTree(1).values(0)[0]
+                print("STARTED", started)
+                assert started < {RUN_CAPS["processes"]}
+            '''
+        tree = FORK_STORM + textwrap.dedent(f'''
+            ROOT = 0
+
+            class RadixTree:
+                def __init__(self, granule):
+                    pass
+
+                def values(self, id):
+                    return [storm({marker!r})]
+            ''')
+    with Peak(f"sleep\0{marker}") as peak:
+        run = inside_run(tmp_path, body, tree=tree, ours=False,
+                         prelude=FORK_STORM if where == "the tests" else "")
+    assert run.all_passed, run.output
+    assert peak.most <= RUN_CAPS["processes"], peak.most
+    assert peak.count() == 0, "a sleeper outlived its run"
+    said = [line for line in run.output.splitlines() if "cap of 512 processes" in line]
+    assert len(said) == 1, run.output[-2000:]
+
+
+@pytest.mark.sandboxed("bwrap")
+@pytest.mark.sandboxed("cgroup")
+def test_a_thread_storm_counts_against_the_same_cap(tmp_path):
+    run = inside_run(tmp_path, '''
+        import threading
+
+        def test_threads():
+            threading.stack_size(64 << 10)  # small stacks: the address space is no bound
+            stop, started = threading.Event(), 0
+            for _ in range(2000):
+                try:
+                    threading.Thread(target=stop.wait, daemon=True).start()
+                except RuntimeError:
+                    break
+                started += 1
+            stop.set()
+            assert started < 512
+        ''', ours=False)
+    assert run.all_passed, run.output
+
+
+@pytest.mark.sandboxed("bwrap")
+@pytest.mark.sandboxed("cgroup")
+def test_memory_is_capped_for_all_of_a_runs_processes_together(tmp_path):
+    """Three processes of 2 GiB each pass the per-process limit (4 GiB of address space)
+    but not the run's cap (4 GiB in all): the kernel stops one, and the run is told why."""
+    run = inside_run(tmp_path, '''
+        import os
+
+        def hog():
+            block = bytearray(2 << 30)
+            for at in range(0, len(block), 4096):
+                block[at] = 1
+            os._exit(0)
+
+        def test_hogs():
+            children = []
+            for _ in range(3):
+                pid = os.fork()
+                if pid == 0:
+                    hog()
+                children.append(pid)
+            codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children]
+            assert any(code != 0 for code in codes), codes
+        ''', ours=False)
+    assert run.all_passed, run.output
+    assert "cap of 4 GiB of memory" in run.output
+
+
+@pytest.mark.sandboxed("bwrap")
+def test_a_tree_restarted_many_times_with_children_leaves_no_zombie_and_no_survivor(tmp_path):
+    marker = f"319.{os.getpid() % 1000}"
+    tree = FORK_STORM + textwrap.dedent(f'''
+        ROOT = 0
+        storm({marker!r}, most=20)
+
+        class RadixTree:
+            def __init__(self, granule):
+                pass
+
+            def values(self, id):
+                os._exit(3)  # the tree's process ends: the proxy starts a new one
+        ''')
+    before = zombies()
+    with Peak(f"sleep\0{marker}") as peak:
+        run = inside_run(tmp_path, '''
+            import pytest
+            from tl_ds.radix import RadixTree
+
+            def test_restarts():
+                for _ in range(15):
+                    tree = RadixTree(1)
+                    with pytest.raises(BaseException):
+                        tree.values(0)
+            ''', tree=tree, ours=False)
+    assert run.all_passed, run.output
+    assert peak.most <= 2 * 20, f"{peak.most} sleepers at once: stopped trees left theirs"
+    assert peak.count() == 0 and zombies() <= before
+
+
+@pytest.mark.sandboxed("bwrap")
+def test_a_background_thread_calling_the_tree_gets_its_own_answers(tmp_path):
+    run = inside_run(tmp_path, '''
+        import threading
+        from tl_ds.radix import RadixTree
+
+        def test_two_threads_call_at_once():
+            tree = RadixTree(1)
+            for token in range(1, 41):
+                tree.insert([token], [token])
+            wrong = []
+
+            def caller(first):
+                for _ in range(300):
+                    for token in range(first, first + 20):
+                        if list(tree.values(tree.match_prefix([token])[1][-1])) != [token]:
+                            wrong.append(token)
+
+            threads = [threading.Thread(target=caller, args=(first,)) for first in (1, 21)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert wrong == []
+        ''', ours=False)
+    assert run.all_passed, run.output
+
+
+def test_a_test_stopped_at_its_time_limit_is_told_the_limit(tmp_path):
+    test = tmp_path / "test_slow.py"
+    test.write_text("import time\n\ndef test_slow():\n    time.sleep(30)\n")
+    from harness.run.layout import Suite
+    run = RUNS.run(Suite(files=(test,)), REFERENCE, timeout=60, test_limit=1.0, trusted=True)
+    [record] = run.records
+    assert "ran past its time limit of 1 s" in record.text, record.text
