@@ -214,6 +214,7 @@ def cmd_tests(args: argparse.Namespace, engine: Engine) -> int:
 
 def cmd_tdd(args: argparse.Namespace, engine: Engine) -> int:
     workspace = open_workspace(args)
+    close_to_runs(engine)
     if args.phase == "red":
         workspace.require(radix=False, tests=True)
         report = grading.tdd_red(engine, workspace)
@@ -256,18 +257,32 @@ def cmd_tdd(args: argparse.Namespace, engine: Engine) -> int:
     return ExitCode.NOT_PASSED
 
 
-def require_sandbox(engine: Engine, command: str) -> None:
-    """OlError where no sandbox confines submission code, or the sandbox user could read ol."""
+def require_sandbox(engine: Engine, command: str, private: Sequence[Path] = ()) -> None:
+    """OlError where no sandbox confines submission code, or the sandbox user could read ol
+    or a ``private`` path."""
     used = engine.sandbox
     if not used.confined:
         raise OlError(f"{command} grades only in a sandbox, and none can start here "
                       f"({used.reason}). Install bubblewrap (`apt-get install bubblewrap`, "
                       "or `pip install -e .` for the bundled bwrap) on a system that allows "
                       "user namespaces, or run ol as root so submissions run as another user")
-    if used.mode == "uid" and PROJECT.stat().st_mode & 0o005:
+    close_to_runs(engine, private)
+
+
+def close_to_runs(engine: Engine, private: Sequence[Path] = ()) -> None:
+    """In the uid sandbox: OlError, naming the path and the chmod that fixes it, when the
+    sandbox user could read ol's checkout (the reference, the mutants), the cache, or one
+    of the ``private`` paths (the grader's files beside a submission, classmates' work)."""
+    if engine.sandbox.mode != "uid":
+        return
+    guarded = [PROJECT, PROJECT / "impl" / "radix.py", PROJECT / "mutants",
+               *private, *([engine.cache.folder] if engine.cache is not None else [])]
+    exposed = sandbox.readable_by(sandbox.SANDBOX_UID, [path for path in guarded
+                                                        if path.exists()])
+    if exposed:
         raise OlError(f"the uid sandbox runs submissions as uid {sandbox.SANDBOX_UID}, which "
-                      f"could read the reference in {PROJECT}: run `chmod 700 {PROJECT}` "
-                      "first")
+                      f"could read {exposed[0]}: run `chmod 700 {exposed[0]}` (or close a "
+                      "folder above it to other users) and grade again")
 
 
 def unsandboxed_note(engine: Engine) -> None:
@@ -282,6 +297,7 @@ def cmd_check(args: argparse.Namespace, engine: Engine) -> int:
     workspace.require(radix=True, tests=True)
     if args.require_sandbox:
         require_sandbox(engine, "ol check --require-sandbox")
+    close_to_runs(engine)
     reports = (reports_module.ReportFolder(args.report, args.audience,
                                            workspace.root.resolve().name)
                if args.report else None)
@@ -344,7 +360,7 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
         raise OlError(f"not a folder: {', '.join(missing)}. Pass ol grade the workspaces to "
                       "grade, e.g. `ol grade ds.07 submissions/*`")
     jobs = args.jobs or max(1, cores() // 2)
-    require_sandbox(engine, "ol grade")
+    require_sandbox(engine, "ol grade", args.submissions)  # no submission reads another
     progress = Display()
     started = time.monotonic()
     try:
@@ -369,6 +385,10 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
     return ExitCode.PASSED
 
 
+# what PrairieLearn mounts beside the student's files, for the grader alone
+PRAIRIELEARN_PRIVATE = ("data", "tests", "serverFilesCourse")
+
+
 def cmd_prairielearn(args: argparse.Namespace, engine: Engine) -> int:
     """Grade PrairieLearn's upload folder into its results file. A fault of ol leaves no
     results file (PrairieLearn then marks the grading failed, for staff to grade again) and
@@ -385,7 +405,8 @@ def cmd_prairielearn(args: argparse.Namespace, engine: Engine) -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ol-pl-") as scratch:
         try:
-            require_sandbox(engine, "ol prairielearn")
+            require_sandbox(engine, "ol prairielearn",
+                            [args.root / name for name in PRAIRIELEARN_PRIVATE])
             workspace = workspace_module.gather(args.root / "student", Path(scratch) / "ws")
             result, text = check_and_report(engine, workspace, None)
             said = reports_module.prairielearn(result, text, verdict(result, ""),

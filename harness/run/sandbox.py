@@ -206,6 +206,8 @@ def choose(requested: str = "auto") -> Sandbox:
         if requested == "uid":
             raise OlError(f"the uid sandbox cannot be used here: {problem}")
         reasons.append(problem)
+    if requested == "none":
+        reasons.append("no sandbox was asked for (--sandbox none, or OL_SANDBOX=none)")
     return Sandbox("none", reason="; ".join(reasons))
 
 
@@ -230,6 +232,39 @@ def uid_problem() -> str | None:
                 f"under {sys.base_prefix}: install Python and the packages where every user "
                 "can read them")
     return None
+
+
+def readable_by(uid: int, paths) -> list[str]:
+    """Those of ``paths`` that ``uid`` can read (a file opened, a folder listed), tried in a
+    child that has become that user: what a run in the uid sandbox could read."""
+    paths = [str(path) for path in paths]
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        found = []
+        try:
+            os.close(reader)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            for path in paths:
+                try:
+                    if os.path.isdir(path):
+                        os.listdir(path)
+                    else:
+                        with open(path, "rb") as source:
+                            source.read(1)
+                    found.append(path)
+                except OSError:
+                    pass
+            os.write(writer, "\0".join(found).encode())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as said:
+        text = said.read().decode()
+    os.waitpid(pid, 0)
+    return [path for path in text.split("\0") if path]
 
 
 def probe(binary: str) -> str | None:

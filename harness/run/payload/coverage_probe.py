@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 
 
 class Measure:
@@ -17,7 +18,8 @@ class Measure:
         import coverage
 
         self.path = os.path.abspath(path)
-        self.report = self.path + ".coverage.json"
+        handle, self.report = tempfile.mkstemp(suffix=".coverage.json")  # in the scratch
+        os.close(handle)
         self.cov = coverage.Coverage(data_file=None, branch=True, include=[self.path],
                                      config_file=False)
         self.cov.clear_exclude("exclude")

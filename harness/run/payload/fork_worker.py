@@ -53,7 +53,8 @@ SANDBOX_UID = int(os.environ.get("OL_SANDBOX_UID", "65534"))
 # after the standard library: nothing on the path can shadow a module it holds
 sys.path += [path for path in (*LIB.split(os.pathsep), HERE) if path]
 
-import pytest  # noqa: E402 - after the path is set
+import coverage_probe  # noqa: E402, F401 - after the path is set; imported for the runs
+import pytest  # noqa: E402
 import tree_server  # noqa: E402
 
 # imported once here, so each child starts warm
@@ -62,7 +63,8 @@ WARM = ("_pytest.assertion.rewrite", "_pytest.capture", "_pytest.config", "_pyte
         "_pytest.unraisableexception", "_pytest.threadexception", "_pytest.logging",
         "hypothesis", "hypothesis.stateful", "hypothesis.strategies", "array", "bisect",
         "heapq", "operator", "signal", "textwrap", "types", "typing", "json", "base64",
-        "collections", "dataclasses", "functools", "itertools", "random", "math", "re")
+        "collections", "dataclasses", "functools", "itertools", "random", "math", "re",
+        "tempfile", "coverage")  # a run in the uid sandbox cannot read ol's folder: all here
 for _name in WARM:
     importlib.import_module(_name)
 gc.freeze()  # what is imported now is never garbage: each child's collections skip it
@@ -300,8 +302,54 @@ def probe(package: str) -> int:
     return 0
 
 
-def purge() -> None:
-    """In uid mode, after a run: every process of the sandbox user, and its temporary files."""
+VIEWS = {"proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "debugfs", "tracefs",
+         "securityfs", "pstore", "bpf", "configfs", "fusectl", "hugetlbfs", "binfmt_misc",
+         "autofs", "nsfs", "efivarfs", "selinuxfs", "rpc_pipefs"}  # kernel views, no storage
+
+
+def writable_places(uid: int) -> list[str]:
+    """Every folder on this machine's file systems that ``uid`` (with no groups but its own)
+    could create a file in: found by walking each mounted file system once, not listed by
+    hand (/tmp, /var/tmp, /dev/shm, /run/lock and whatever else this machine has)."""
+    try:
+        with open("/proc/self/mounts") as mounts:
+            points = [line.split()[1].replace("\\040", " ") for line in mounts
+                      if line.split()[2] not in VIEWS]
+    except OSError:
+        points = ["/"]
+    found, seen = [], set()
+    for point in points:
+        try:
+            device = os.stat(point).st_dev
+        except OSError:
+            continue
+        todo = [point]
+        while todo:
+            folder = todo.pop()
+            try:
+                info = os.stat(folder, follow_symlinks=False)
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) in seen:
+                continue
+            seen.add((info.st_dev, info.st_ino))
+            if info.st_mode & 0o002 or (info.st_uid == uid and info.st_mode & 0o200) \
+                    or (info.st_gid == uid and info.st_mode & 0o020):
+                found.append(folder)
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False) \
+                            and entry.stat(follow_symlinks=False).st_dev == device:
+                        todo.append(entry.path)
+                except OSError:
+                    pass
+    return sorted(set(found))
+
+
+def purge(places: list[str]) -> None:
+    """In uid mode, after a run: every process of the sandbox user, and everything it owns
+    in every place it could write."""
     pid = os.fork()
     if pid == 0:
         try:
@@ -312,7 +360,7 @@ def purge() -> None:
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
-    for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+    for folder in places:
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -346,6 +394,10 @@ class Run:
 def main() -> None:
     """One thread only (a fork copies no other thread's locks): requests in, exits out."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    places = []  # uid mode: where the sandbox user could leave something, emptied after a run
+    if MODE == "uid":
+        places = [place for place in writable_places(SANDBOX_UID)
+                  if not place.startswith(RUNS.rstrip("/") + "/")]
     channel = socket.socket(fileno=FD)
     runs: dict[int, Run] = {}
     owner: dict[int, Run] = {}  # pid -> its run
@@ -363,7 +415,7 @@ def main() -> None:
                     for pid in run.pids:
                         kill(pid)
                 if MODE == "uid" and runs:
-                    purge()
+                    purge(places)
                 return
             request = json.loads(data)
             if "kill" in request:
@@ -385,7 +437,7 @@ def main() -> None:
             runs[run.id] = run
             for pid in run.pids:
                 owner[pid] = run
-        reap(runs, owner, channel)
+        reap(runs, owner, channel, places)
 
 
 def run_groups(run: Run, caps: dict) -> None:
@@ -475,7 +527,7 @@ def kill(pid: int) -> None:
             os.kill(target, signal.SIGKILL)
 
 
-def reap(runs: dict, owner: dict, channel) -> None:
+def reap(runs: dict, owner: dict, channel, places: list[str]) -> None:
     while owner:
         pid, status = os.waitpid(-1, os.WNOHANG)
         if pid == 0:
@@ -497,7 +549,7 @@ def reap(runs: dict, owner: dict, channel) -> None:
             run.deadline = None
         if run.test is None and run.tree is None:
             if MODE == "uid":
-                purge()
+                purge(places)
             capped = reached(run)
             remove_groups(run)
             del runs[run.id]
