@@ -201,3 +201,43 @@ def test_single_quoted_pins_would_have_been_cut_by_bash():
         for pin in cut:
             Requirement(pin)
     assert shlex.split(" ".join(shlex.quote(pin) for pin in bundle.pins())) == bundle.pins()
+
+
+# --- a fault of ol on the course platforms: no score, the platform says the grader failed ---
+
+def test_a_fault_of_ol_on_gradescope_writes_no_results_and_fails_the_autograder(tmp_path):
+    root = tmp_path / "autograder"
+    assert ol.main(["gradescope-bundle", str(tmp_path / "b.zip")]) == 0
+    with zipfile.ZipFile(tmp_path / "b.zip") as archive:
+        archive.extractall(root / "source")
+    (root / "source" / "run_autograder").chmod(0o755)
+    (root / "submission").mkdir(parents=True)
+    (root / "results").mkdir()
+    (root / "results" / "results.json").write_text('{"score": 40}')  # planted earlier
+    faulty = tmp_path / "python-with-a-fault"
+    faulty.write_text("#!/bin/sh\necho 'ol: this is a fault of ol itself, not of your work'"
+                      " >&2\nexit 3\n")
+    faulty.chmod(0o755)
+    env = {**os.environ, "OL_AUTOGRADER_ROOT": str(root), "OL_PYTHON": str(faulty)}
+    done = subprocess.run([root / "source" / "run_autograder"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode != 0
+    assert not (root / "results" / "results.json").exists()
+    assert "fault of ol itself" in done.stdout
+
+
+def test_a_fault_of_ol_on_prairielearn_writes_no_score_and_exits_3(tmp_path, monkeypatch,
+                                                                  capsys):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(ol, "check_and_report", broken)
+    monkeypatch.setattr(ol, "require_sandbox", lambda *args, **kwargs: None)
+    student = tmp_path / "grade" / "student"
+    shutil.copytree(PASSING, student)
+    code = ol.main(["prairielearn", "ds.07", "--root", str(tmp_path / "grade")])
+    assert code == ol.ExitCode.INTERNAL
+    assert not (tmp_path / "grade" / "results" / "results.json").exists()
+    err = capsys.readouterr().err
+    assert "fault of ol itself" in err and "Traceback" not in err
+    Path(err.split("send the log ", 1)[1].split(" to the course staff")[0]).unlink()
