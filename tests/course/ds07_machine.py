@@ -151,6 +151,7 @@ class RadixMachine(RuleBasedStateMachine):
         self.where: dict[int, tuple[int, ...]] = {ROOT: ()}
         self.seen: dict | Exception | None = None  # the last reading, or what it raised
         self.peak = 0  # the most nodes ever live at once
+        self.used: set[int] = set()  # every id a node has had, up to the last reading
         self.next_value = 0
         self.pool = 0  # when positive, values repeat: drawn from this many equal kinds
         self.steps = 0  # the rules run, not counting the two that start an example
@@ -209,6 +210,7 @@ class RadixMachine(RuleBasedStateMachine):
         self.steps += 1
         self.step_start = len(self.log)
         self.where = prefixes(self.seen)
+        self.used |= set(self.where) - {ROOT}
         self.expected = []
 
     def observe(self) -> dict:
@@ -587,13 +589,15 @@ class RadixMachine(RuleBasedStateMachine):
             self.fail(f"the tree's nodes end {sorted(ends)}, the model's {sorted(model.ends)}",
                       ("assert sorted(prefix(id) for id in nodes()) == "
                        f"{sorted(list(prefix) for prefix in model.ends)}",))
+        ids = set(where) - {ROOT}
+        if len(self.used | ids) > self.peak:
+            self.fail(f"{len(self.used | ids)} node ids have been used, but at most "
+                      f"{self.peak} nodes were ever live at once: freed slots are not reused",
+                      (f"assert len(set(nodes()) | {sorted(self.used) or 'set()'}) <= "
+                       f"{self.peak}".replace("[", "{").replace("]", "}"),))
         for node in seen["nodes"]:
             id, prefix = node["id"], where[node["id"]]
             here = "ROOT" if id == ROOT else f"node({list(prefix)})"
-            if not 0 <= id <= self.peak:
-                self.fail(f"node {id} is live, but at most {self.peak} nodes were ever live "
-                          "at once: freed slots are not reused",
-                          (f"assert max(nodes()) <= {self.peak}",))
             want = model.values(prefix)
             if node["values"] != want:
                 self.fail(f"node {id} ({list(prefix)}) holds {node['values']}, expected {want}",

@@ -304,7 +304,8 @@ def test_insert_needs_one_value_per_granule():
 
 
 def test_freed_slots_are_reused():
-    """1,000 insert-and-evict rounds keep every node id below 5 (m02)."""
+    """1,000 insert-and-evict rounds use no more ids than nodes were ever live at once, 4
+    (m02); which ids those are is the tree's choice."""
     tree = RadixTree(1)
     tree.insert([9, 9], ["s", "t"])
     seen = set()
@@ -314,7 +315,7 @@ def test_freed_slots_are_reused():
         seen.update(tree.match_prefix([9, 9, round % 7])[1])
         tree.evict(4, lambda value: None)
         seen.update(tree.lru_order())
-    assert max(seen) < 5
+    assert len(seen) <= 4 and ROOT not in seen
 
 
 class Machines:
