@@ -282,7 +282,7 @@ class RadixTree(Generic[V]):
 
     def _live(self, id: NodeId) -> _Node:
         """The node with id ``id``; KeyError(id) unless it is a live node."""
-        if isinstance(id, int) and 0 <= id < len(self._nodes):
+        if type(id) is int and 0 <= id < len(self._nodes):  # not a bool, a float, None
             node = self._nodes[id]
             if node is not None:
                 return node

@@ -79,6 +79,12 @@ SCRIPTS = (
 )
 DEAD_ID_ACCESSORS = ("key", "values", "parent", "children", "child_count", "lock_count",
                      "lock", "unlock")
+# ids that name no live node, beyond the dead and the negative: KeyError for each
+NOT_IDS = ("huge", "none", "float", "string", "bool")
+# granules the constructor refuses: ValueError below 1, ValueError or TypeError for a
+# granule that is not an integer
+BAD_GRANULES = (0, -1, -16, 1.5, 2.0, "2", None)
+LONG_TAILS = st.lists(TOKENS, min_size=40, max_size=240)  # keys of hundreds of tokens
 HELPERS = '''\
     def nodes(id=ROOT):  # every node below id, through children()
         for child in tree.children(id):
@@ -145,7 +151,9 @@ class RadixMachine(RuleBasedStateMachine):
         self.where: dict[int, tuple[int, ...]] = {ROOT: ()}
         self.seen: dict | Exception | None = None  # the last reading, or what it raised
         self.peak = 0  # the most nodes ever live at once
+        self.used: set[int] = set()  # every id a node has had, up to the last reading
         self.next_value = 0
+        self.pool = 0  # when positive, values repeat: drawn from this many equal kinds
         self.steps = 0  # the rules run, not counting the two that start an example
         self.alphabet = ALPHABETS[0]
         # (call, node, its prefix, the noted call that returned it, its path's prefixes)
@@ -156,17 +164,28 @@ class RadixMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------------ helpers
 
-    def fresh_values(self, count: int) -> list[str]:
-        """Values never used before, so every hand-back and eviction is traceable."""
+    def fresh_values(self, count: int) -> list:
+        """Values never used before, so every hand-back and eviction is traceable; or, in an
+        example that repeats values, equal values that are distinct objects (a tree must
+        keep values by position, never find them by equality)."""
         start = self.next_value
         self.next_value += count
+        if self.pool:
+            return [["r", i % self.pool] for i in range(start, start + count)]
         return [f"v{i}" for i in range(start, start + count)]
 
     def whole_runs(self, key: tuple[int, ...]) -> tuple[int, ...]:
         return key[:len(key) - len(key) % self.granule]
 
     def tokens(self, indices) -> tuple[int, ...]:
-        return tuple(self.alphabet[i] for i in indices)
+        """The tokens a list of alphabet indices stands for. At granules above 4 each index
+        is a whole run, all the first letter but for the index's letter in the middle, so
+        runs that differ inside (not at an end) meet often."""
+        if self.granule <= 4:
+            return tuple(self.alphabet[i] for i in indices)
+        first, middle = self.alphabet[0], self.granule // 2
+        return tuple(self.alphabet[i] if at == middle else first
+                     for i in indices for at in range(self.granule))
 
     def live(self, pick: int, leaves: bool = False) -> tuple[int, tuple[int, ...]] | None:
         """The ``pick``-th of the tree's nodes now (of its leaves), as (id, prefix)."""
@@ -191,6 +210,7 @@ class RadixMachine(RuleBasedStateMachine):
         self.steps += 1
         self.step_start = len(self.log)
         self.where = prefixes(self.seen)
+        self.used |= set(self.where) - {ROOT}
         self.expected = []
 
     def observe(self) -> dict:
@@ -217,17 +237,21 @@ class RadixMachine(RuleBasedStateMachine):
         self.peak = max(self.peak, self.model.node_count())  # the model went first
         return result
 
-    def raises(self, kind: type[BaseException], source: str, method, *args) -> None:
-        """Call the tree and fail unless it raises ``kind``; noted as a pytest.raises block."""
-        self.log.append([source, None, kind.__name__])
+    def raises(self, kind, source: str, method, *args) -> None:
+        """Call the tree and fail unless it raises ``kind`` (a class, or a tuple of them);
+        noted as a pytest.raises block."""
+        named = (kind.__name__ if isinstance(kind, type) else
+                 "(" + ", ".join(each.__name__ for each in kind) + ")")
+        said = named.strip("()").replace(", ", " or ")
+        self.log.append([source, None, named])
         try:
             method(*args)
         except kind:
             return
         except Exception as error:
             self.fail(f"{source.removeprefix('tree.')} raised {type(error).__name__}: {error}, "
-                      f"expected {kind.__name__}")
-        self.fail(f"{source.removeprefix('tree.')} did not raise {kind.__name__}")
+                      f"expected {said}")
+        self.fail(f"{source.removeprefix('tree.')} did not raise {said}")
 
     @staticmethod
     def fail(message: str, asserts: tuple[str, ...] = (),
@@ -241,13 +265,26 @@ class RadixMachine(RuleBasedStateMachine):
     # ------------------------------------------------------------------ rules
 
     @initialize(target=keys, alphabet=st.sampled_from(ALPHABETS),
-                script=st.sampled_from(SCRIPTS))
-    def start(self, alphabet, script):
-        """The example's alphabet; a scripted start; RadixTree(0) refused."""
+                script=st.sampled_from(SCRIPTS), pool=st.sampled_from((0, 0, 1, 2)),
+                bad=st.sampled_from(BAD_GRANULES))
+    def start(self, alphabet, script, pool, bad):
+        """The example's alphabet, whether its values repeat, a scripted start; a bad
+        granule refused; the granule read-only."""
         self.alphabet = alphabet
+        self.pool = pool
         self.step_start = len(self.log)
-        self.raises(ValueError, "RadixTree(0)", RadixTree, 0)
+        kinds = ValueError if isinstance(bad, int) else (ValueError, TypeError)
+        self.raises(kinds, f"RadixTree({bad!r})", RadixTree, bad)
         self.log.pop()  # it raised as it should: the tree under test is untouched
+        assigned = view(self.tree, "read_only")
+        if assigned["raised"] is None or "AttributeError" not in assigned["raised"] \
+                or assigned["granule"] != self.granule:
+            self.log.append([f"tree.granule = {self.granule + 1}", None, "AttributeError"])
+            self.fail("granule is read-only, but assigning it " + (
+                "did not raise AttributeError" if assigned["raised"] is None or
+                "AttributeError" not in assigned["raised"] else "changed it")
+                + f" (granule is now {assigned['granule']!r})",
+                (f"assert tree.granule == {self.granule}",))
         keys = [()]
         for call, runs in script:
             key = tuple(alphabet[run] for run in runs for _ in range(self.granule))
@@ -333,6 +370,12 @@ class RadixMachine(RuleBasedStateMachine):
     def insert_below(self, pick, cut, twist, tail):
         """Insert next to a prefix the tree holds now: whole, or cut inside its edges."""
         return self.insert_key(self.whole_runs(self.near(pick, cut, twist) + self.tokens(tail)))
+
+    @rule(target=keys, base=keys, cut=CUTS, tail=LONG_TAILS)
+    @step
+    def insert_a_long_key(self, base, cut, tail):
+        """A key of hundreds of tokens (a long prompt), below a stored one."""
+        return self.insert_key(self.whole_runs(base[:cut * self.granule] + self.tokens(tail)))
 
     @rule(target=nodes, base=keys, cut=CUTS, tail=TAILS)
     @step
@@ -488,20 +531,24 @@ class RadixMachine(RuleBasedStateMachine):
             self.raises(ValueError, f"tree.insert({list(key)}, {values})", self.tree.insert,
                         list(key), values)
 
-    @rule(node=nodes, negative=st.booleans())
+    @rule(node=nodes, kind=st.sampled_from(("dead", "negative", *NOT_IDS)))
     @step
-    def accessors_on_a_dead_id(self, node, negative):
-        if negative:
-            node = -1
-        elif node in self.where:
-            node = max(self.where) + 1
+    def accessors_on_a_dead_id(self, node, kind):
+        """Every accessor given an id that names no live node: a dead or negative one, one
+        past any id, None (what parent(ROOT) returns), a float, a string or a bool."""
+        live = max(self.where)
+        node = {"negative": -1, "huge": 2**64 + live, "none": None, "float": float(live),
+                "string": str(live), "bool": False}.get(kind, node)  # False == ROOT
+        if kind == "dead" and node in self.where:
+            node = live + 1
         outcomes = view(self.tree, "raised", node, list(DEAD_ID_ACCESSORS))
         for name, raised in zip(DEAD_ID_ACCESSORS, outcomes, strict=True):
-            self.log.append([f"tree.{name}({node})", None, "KeyError"])
+            self.log.append([f"tree.{name}({node!r})", None, "KeyError"])
             if raised is None:
-                self.fail(f"{name}({node}) on a dead id did not raise KeyError")
+                self.fail(f"{name}({node!r}), which names no live node, did not raise KeyError")
             if "KeyError" not in raised:
-                self.fail(f"{name}({node}) on a dead id raised {raised[0]}, expected KeyError")
+                self.fail(f"{name}({node!r}), which names no live node, raised {raised[0]}, "
+                          "expected KeyError")
 
     # ------------------------------------------------------------------ the comparison
 
@@ -542,13 +589,15 @@ class RadixMachine(RuleBasedStateMachine):
             self.fail(f"the tree's nodes end {sorted(ends)}, the model's {sorted(model.ends)}",
                       ("assert sorted(prefix(id) for id in nodes()) == "
                        f"{sorted(list(prefix) for prefix in model.ends)}",))
+        ids = set(where) - {ROOT}
+        if len(self.used | ids) > self.peak:
+            self.fail(f"{len(self.used | ids)} node ids have been used, but at most "
+                      f"{self.peak} nodes were ever live at once: freed slots are not reused",
+                      (f"assert len(set(nodes()) | {sorted(self.used) or 'set()'}) <= "
+                       f"{self.peak}".replace("[", "{").replace("]", "}"),))
         for node in seen["nodes"]:
             id, prefix = node["id"], where[node["id"]]
             here = "ROOT" if id == ROOT else f"node({list(prefix)})"
-            if not 0 <= id <= self.peak:
-                self.fail(f"node {id} is live, but at most {self.peak} nodes were ever live "
-                          "at once: freed slots are not reused",
-                          (f"assert max(nodes()) <= {self.peak}",))
             want = model.values(prefix)
             if node["values"] != want:
                 self.fail(f"node {id} ({list(prefix)}) holds {node['values']}, expected {want}",
@@ -620,7 +669,7 @@ class RadixMachine(RuleBasedStateMachine):
         for index, (source, result, error_kind) in enumerate(self.log):
             if hold is not None and index == self.step_start:
                 body.append(f"    {hold}")
-            dead = error_kind == "KeyError" and source.rstrip(")").split("(")[-1] != "-1"
+            dead = error_kind == "KeyError" and source.rstrip(")").split("(")[-1].isdigit()
             indent = "    "
             if dead:
                 id = source.rstrip(")").split("(")[-1]
@@ -654,3 +703,22 @@ class RadixMachineGranule2(RadixMachine):
     """The machine at granule 2: runs of two tokens, matched whole."""
 
     granule = 2
+
+
+class RadixMachineGranule3(RadixMachine):
+    """The machine at granule 3: a run can differ from another in its middle token only."""
+
+    granule = 3
+
+
+class RadixMachineGranule4(RadixMachine):
+    """The machine at granule 4."""
+
+    granule = 4
+
+
+class RadixMachineGranule16(RadixMachine):
+    """The machine at granule 16, a block of a production cache: each run differs from
+    another in its middle token."""
+
+    granule = 16

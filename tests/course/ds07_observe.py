@@ -64,7 +64,20 @@ def observe(tree, root: int) -> dict:
             "root_key": list(tree.key(root)), "self_check": said, "broken": broken}
 
 
-VIEWS = {"raised": raised, "observe": observe}
+def read_only(tree) -> dict:
+    """Assign ``granule`` a new value: the classes (with their bases) the assignment raised,
+    or None where it did not, and the granule afterwards."""
+    before = tree.granule
+    try:
+        tree.granule = before + 1
+    except Exception as error:
+        said = [kind.__name__ for kind in type(error).__mro__]
+    else:
+        said = None
+    return {"raised": said, "granule": tree.granule}
+
+
+VIEWS = {"raised": raised, "observe": observe, "read_only": read_only}
 
 
 def view(tree, name: str, *args):
