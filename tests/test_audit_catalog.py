@@ -18,7 +18,8 @@ from harness.grade import catalog, mutation
 from harness.report import bundle
 from harness.run.judge import Status
 
-GROUPS = {"stamping", "relisting", "splits", "eviction", "ids", "errors", "granules", "insert"}
+GROUPS = {"stamping", "relisting", "splits", "eviction", "ids", "errors", "granules", "insert",
+          "depth"}
 
 
 def changed_lines(patch: str) -> list[str]:
@@ -104,9 +105,14 @@ def test_the_course_suite_kills_every_audit_mutant(audit_matrix):
         assert not missing, f"{result.mutant.id} survives {sorted(missing)}"
 
 
-def test_the_model_test_alone_kills_every_audit_mutant(audit_matrix):
-    assert [result.mutant.id for result in audit_matrix.results
-            if audit.MODEL_TEST not in result.killers] == []
+def test_the_model_test_alone_kills_every_audit_mutant_its_entry_says_it_does(audit_matrix):
+    """All but the corners the model cannot reach at its sizes (a path 1,100 deep: the naive
+    model is quadratic by design), which a named course test holds instead."""
+    missed = [result.mutant.id for result in audit_matrix.results
+              if audit.MODEL_TEST not in result.killers]
+    assert missed == [result.mutant.id for result in audit_matrix.results
+                      if audit.MODEL_TEST not in result.mutant.caught_by]
+    assert len(missed) <= 2
 
 
 def test_ol_audit_prints_per_mutant_the_course_tests_that_kill_it(audit_matrix, monkeypatch,
@@ -115,9 +121,10 @@ def test_ol_audit_prints_per_mutant_the_course_tests_that_kill_it(audit_matrix, 
     assert ol.main(["audit", "ds.07", "--catalog-only"]) == ol.ExitCode.PASSED
     out = capsys.readouterr().out
     count = len(audit_matrix.results)
+    model = sum(audit.MODEL_TEST in result.killers for result in audit_matrix.results)
     assert f"The audit catalog (mutants/audit/): {count} plausible bugs" in out
     assert f"{count} of {count} audit mutants killed by the course suite; the model test " \
-           f"alone kills {count}." in out
+           f"alone kills {model}." in out
     row = next(line for line in out.splitlines() if line.startswith("a29 "))
     assert "eviction" in row and "Evicting from the newest end" in row
     assert "model_based_against_a_naive_map" in row

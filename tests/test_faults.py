@@ -44,21 +44,22 @@ def workers() -> list[int]:
 
 
 class Killer(threading.Thread):
-    """Kills each new worker of this process once it has been up ``after`` seconds, ``times``
-    times in all."""
+    """Kills each worker of this process started after it (not the session's), once it has
+    been up ``after`` seconds, ``times`` times in all."""
 
     def __init__(self, times: int, after: float) -> None:
         super().__init__(daemon=True)
         self.times, self.after = times, after
         self.killed: list[int] = []
         self.done = threading.Event()
+        self.spared = set(workers())  # the workers already running belong to other tests
 
     def run(self) -> None:
         seen: dict[int, float] = {}
         while len(self.killed) < self.times and not self.done.is_set():
-            for pid in workers():
+            for pid in set(workers()) - self.spared - set(self.killed):
                 seen.setdefault(pid, time.monotonic())
-                if pid not in self.killed and time.monotonic() - seen[pid] >= self.after:
+                if time.monotonic() - seen[pid] >= self.after and len(self.killed) < self.times:
                     os.kill(pid, signal.SIGKILL)
                     self.killed.append(pid)
             time.sleep(0.02)
@@ -118,16 +119,22 @@ def test_ol_grade_with_a_cache_grades_a_tests_only_change_without_a_fault(tmp_pa
         assert [row.split(",")[1] for row in rows] == ["passed", "passed"], rows
 
 
+def check_while_killing(workspace: Path, times: int, after: float) -> tuple[int, str, str, int]:
+    """`ol check` while its workers are killed: (exit code, stdout, stderr, workers killed)."""
+    killer = Killer(times, after)
+    killer.start()
+    try:
+        code, out, err = ol_run("check", "ds.07", "--workspace", workspace)
+    finally:
+        killer.done.set()
+    return code, out, err, len(killer.killed)
+
+
 @needs_worker_sandbox
 def test_a_worker_killed_once_in_a_check_changes_nothing_of_the_verdict(passing):
     undisturbed = ol_run("check", "ds.07", "--workspace", passing)
-    killer = Killer(times=1, after=2.0)
-    killer.start()
-    try:
-        code, out, err = ol_run("check", "ds.07", "--workspace", passing)
-    finally:
-        killer.done.set()
-    assert len(killer.killed) == 1, "the worker was never killed: the test proves nothing"
+    code, out, err, killed = check_while_killing(passing, times=1, after=2.0)
+    assert killed == 1, "the worker was never killed: the test proves nothing"
     assert code == undisturbed[0] == ol.ExitCode.PASSED, err
     assert verdict_line(out) == verdict_line(undisturbed[1])
     assert [line for line in out.splitlines() if "killed by" in line or "survived" in line] \
@@ -137,13 +144,8 @@ def test_a_worker_killed_once_in_a_check_changes_nothing_of_the_verdict(passing)
 
 @needs_worker_sandbox
 def test_a_worker_that_dies_twice_under_a_run_is_a_fault_of_ol_with_its_own_exit_code(passing):
-    killer = Killer(times=2, after=0.0)
-    killer.start()
-    try:
-        code, out, err = ol_run("check", "ds.07", "--workspace", passing)
-    finally:
-        killer.done.set()
-    assert code == ol.ExitCode.INTERNAL == 3
+    code, out, err, killed = check_while_killing(passing, times=2, after=0.0)
+    assert killed == 2 and code == ol.ExitCode.INTERNAL == 3
     assert "Traceback" not in out + err and "PASSED" not in out
     said = err.strip().splitlines()[-1]
     assert said.startswith("ol: this is a fault of ol itself, not of your work: the runs' "

@@ -334,7 +334,7 @@ def test_diff_shows_the_reference_once_the_course_tests_pass(workspace):
 def test_diff_refuses_before_the_course_tests_pass():
     code, out, _ = ol_run("diff", "ds.07", "--workspace", FAILING)
     assert code == ol.ExitCode.NOT_PASSED
-    assert out.startswith("ol diff refuses: 5 course tests fail on your tree")
+    assert out.startswith("ol diff refuses: 7 course tests fail on your tree")
     assert "+++" not in out
 
 
