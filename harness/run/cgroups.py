@@ -33,10 +33,11 @@ class Groups:
         """How the worker is told: "1:pids=/sys/...,memory=/sys/..." or "2:unified=..."."""
         return f"{self.version}:" + ",".join(f"{name}={folder}" for name, folder in self.folders)
 
-    def remove(self) -> None:
-        """Remove the groups once their processes have gone (a moment after the worker)."""
+    def remove(self, patience: int = 100) -> None:
+        """Remove the groups once their processes have gone (a moment after the worker):
+        tried ``patience`` times, 20 ms apart."""
         for _, folder in self.folders:
-            for _ in range(50):
+            for _ in range(patience):
                 with contextlib.suppress(OSError):
                     for child in Path(folder).iterdir():
                         if child.is_dir():
@@ -91,12 +92,24 @@ def relative(path: str, root: str) -> str:
     return path.lstrip("/")
 
 
+def sweep(parent: Path) -> None:
+    """Remove the groups that an ol no longer running left in ``parent`` (one killed before
+    it could clean up): empty by now, since their processes are gone."""
+    with contextlib.suppress(OSError):
+        for folder in parent.glob("ol-*-*"):
+            owner = folder.name.split("-")[1]
+            if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+                Groups(1, (("stale", str(folder)),)).remove(patience=1)
+
+
 def make(processes: int, memory: int) -> Groups | None:
     """Groups for one worker, capped at ``processes`` and ``memory`` bytes in all; None
     where none can be made here."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return None
     found = own_groups()
+    for _, folder in found.values():
+        sweep(folder)
     name = f"ol-{os.getpid()}-{secrets.token_hex(4)}"
     if all(controller in found and found[controller][0] == 1 for controller in CONTROLLERS):
         made: list[tuple[str, str]] = []

@@ -401,6 +401,7 @@ def main() -> None:
     channel = socket.socket(fileno=FD)
     runs: dict[int, Run] = {}
     owner: dict[int, Run] = {}  # pid -> its run
+    emptied: list[str] = []  # groups of ended runs the kernel still held: removed later
     channel.send(json.dumps({"hello": MODE}).encode())
     while True:
         waiting = [run.deadline for run in runs.values() if run.deadline is not None]
@@ -437,7 +438,8 @@ def main() -> None:
             runs[run.id] = run
             for pid in run.pids:
                 owner[pid] = run
-        reap(runs, owner, channel, places)
+        reap(runs, owner, channel, places, emptied)
+        emptied[:] = remove_groups(emptied)
 
 
 def run_groups(run: Run, caps: dict) -> None:
@@ -486,16 +488,18 @@ def reached(run: Run) -> list[str]:
     return found
 
 
-def remove_groups(run: Run) -> None:
-    for group in run.groups:
-        for _ in range(100):  # its processes are gone; the kernel may take a moment
-            try:
-                os.rmdir(group)
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.01)
+def remove_groups(groups: list[str]) -> list[str]:
+    """Remove the run groups that are empty now; those the kernel still holds (their last
+    processes are a moment from gone), to try again later, never waited for here."""
+    left = []
+    for group in groups:
+        try:
+            os.rmdir(group)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            left.append(group)
+    return left
 
 
 def start_run(run: Run, request: dict, fds: list[int]) -> None:
@@ -527,7 +531,7 @@ def kill(pid: int) -> None:
             os.kill(target, signal.SIGKILL)
 
 
-def reap(runs: dict, owner: dict, channel, places: list[str]) -> None:
+def reap(runs: dict, owner: dict, channel, places: list[str], emptied: list[str]) -> None:
     while owner:
         pid, status = os.waitpid(-1, os.WNOHANG)
         if pid == 0:
@@ -551,7 +555,7 @@ def reap(runs: dict, owner: dict, channel, places: list[str]) -> None:
             if MODE == "uid":
                 purge(places)
             capped = reached(run)
-            remove_groups(run)
+            emptied.extend(run.groups)
             del runs[run.id]
             channel.send(json.dumps({"id": run.id, "exit": run.exit, "capped": capped}).encode())
 
