@@ -8,6 +8,7 @@ a cap that failed could not take the machine down; the peak is measured from out
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import textwrap
 import threading
@@ -18,7 +19,8 @@ import pytest
 from conftest import RUNS
 from test_isolation import inside_run
 
-from harness.chapter import reference_source
+import ol
+from harness.chapter import EXAMPLES, reference_source
 from harness.run.process import RUN_CAPS
 
 REFERENCE = reference_source()
@@ -245,3 +247,32 @@ def test_a_test_stopped_at_its_time_limit_is_told_the_limit(tmp_path):
     run = RUNS.run(Suite(files=(test,)), REFERENCE, timeout=60, test_limit=1.0, trusted=True)
     [record] = run.records
     assert "ran past its time limit of 1 s" in record.text, record.text
+
+
+@pytest.mark.sandboxed("bwrap")
+@pytest.mark.sandboxed("cgroup")
+def test_a_storming_submission_changes_no_classmates_verdict_in_ol_grade(tmp_path):
+    """A tree that forks until it cannot and a test that does the same, graded with an
+    honest classmate at --jobs 2: the classmate passes, and nothing of the storm is left."""
+    marker = f"323.{os.getpid() % 1000}"
+    tree = (EXAMPLES / "passing" / "tl_ds" / "radix.py").read_text() + FORK_STORM + \
+        f"\nstorm({marker!r}, most=2000)\n"
+    tests = (EXAMPLES / "passing" / "tests" / "test_ds07_radix.py").read_text() + \
+        FORK_STORM + f"\n\ndef test_storms():\n    storm({marker!r}, most=2000)\n"
+    stormer = tmp_path / "stormer"
+    (stormer / "tl_ds").mkdir(parents=True)
+    (stormer / "tests").mkdir()
+    (stormer / "tl_ds" / "__init__.py").write_text("")
+    (stormer / "tl_ds" / "radix.py").write_text(tree)
+    (stormer / "tests" / "test_ds07_radix.py").write_text(tests)
+    out = tmp_path / "grades"
+    with Peak(f"sleep\0{marker}") as peak:
+        code = ol.main(["grade", "ds.07", str(stormer), str(EXAMPLES / "passing"),
+                        "--jobs", "2", "--out", str(out)])
+    assert code == ol.ExitCode.PASSED
+    rows = {row["submission"]: row
+            for row in json.loads((out / "summary.json").read_text())["submissions"]}
+    assert rows["passing"]["verdict"] == "passed", rows["passing"]
+    assert rows["stormer"]["verdict"] in ("passed", "not passed"), rows["stormer"]
+    assert peak.most <= 2 * RUN_CAPS["processes"], peak.most
+    assert peak.count() == 0
