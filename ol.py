@@ -296,8 +296,9 @@ def cmd_check(args: argparse.Namespace, engine: Engine) -> int:
     workspace = open_workspace(args)
     workspace.require(radix=True, tests=True)
     if args.require_sandbox:
-        require_sandbox(engine, "ol check --require-sandbox")
-    close_to_runs(engine)
+        require_sandbox(engine, "ol check --require-sandbox")  # closes ol to runs as well
+    else:
+        close_to_runs(engine)
     reports = (reports_module.ReportFolder(args.report, args.audience,
                                            workspace.root.resolve().name)
                if args.report else None)

@@ -109,6 +109,7 @@ class Worker:
         self.errors = None  # the worker's standard error, read when it fails
         self.closing = threading.Event()
         self.keeper: threading.Thread | None = None
+        self.requests: queue.SimpleQueue = queue.SimpleQueue()  # (command, options, answer)
         self.groups: cgroups.Groups | None = None  # the worker's control groups, if any
 
     def start(self) -> socket.socket:
@@ -151,23 +152,21 @@ class Worker:
     def launch(self, command: list[str], **options) -> subprocess.Popen:
         """Popen ``command`` from the keeper thread, which lives until ``close``."""
         if self.keeper is None or not self.keeper.is_alive():
-            requests: queue.SimpleQueue = queue.SimpleQueue()
-            self.keeper = threading.Thread(target=self.keep, args=(requests,), daemon=True,
+            self.keeper = threading.Thread(target=self.keep, daemon=True,
                                            name="ol-worker-keeper")
-            self.keeper.requests = requests
             self.keeper.start()
         answer: queue.SimpleQueue = queue.SimpleQueue()
-        self.keeper.requests.put((command, options, answer))
+        self.requests.put((command, options, answer))
         started = answer.get()
         if isinstance(started, BaseException):
             raise started
         return started
 
-    def keep(self, requests: queue.SimpleQueue) -> None:
+    def keep(self) -> None:
         """The keeper: starts workers on request; ending (at ``close``) ends its workers."""
         while not self.closing.is_set():
             try:
-                command, options, answer = requests.get(timeout=0.5)
+                command, options, answer = self.requests.get(timeout=0.5)
             except queue.Empty:
                 continue
             try:
