@@ -216,18 +216,7 @@ def uid_problem() -> str | None:
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return "ol does not run as root, so runs cannot be started as another user"
     needed = [os.path.dirname(os.__file__), *(path for _, path in library_items())]
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.setgroups([])
-            os.setgid(SANDBOX_UID)
-            os.setuid(SANDBOX_UID)
-            code = 0 if all(os.access(path, os.R_OK) for path in needed) else 1
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
+    if len(readable_by(SANDBOX_UID, needed)) != len(needed):
         return (f"the sandbox user (uid {SANDBOX_UID}) cannot read the interpreter's files "
                 f"under {sys.base_prefix}: install Python and the packages where every user "
                 "can read them")
