@@ -276,3 +276,76 @@ def test_a_storming_submission_changes_no_classmates_verdict_in_ol_grade(tmp_pat
     assert rows["stormer"]["verdict"] in ("passed", "not passed"), rows["stormer"]
     assert peak.most <= 2 * RUN_CAPS["processes"], peak.most
     assert peak.count() == 0
+
+
+def host_uids(marker: bytes) -> set[int]:
+    """The host uids of this machine's processes whose command line holds ``marker``."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if marker in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.add(Path(f"/proc/{entry}").stat().st_uid)
+    return found
+
+
+@pytest.mark.sandboxed("bwrap")
+def test_no_process_of_a_run_is_host_root_even_when_ol_runs_as_root(tmp_path):
+    marker = f"1.329{os.getpid() % 1000:03}"  # seconds to sleep, and a mark to find it by
+    seen: list[set[int]] = []
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            seen.append(host_uids(f"sleep\0{marker}".encode()))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        run = inside_run(tmp_path, f'''
+            import subprocess
+
+            def test_sleeps():
+                subprocess.run(["sleep", {marker!r}])
+            ''', ours=False)
+    finally:
+        done.set()
+        watcher.join()
+    assert run.all_passed, run.output
+    uids = set().union(*seen)
+    assert uids, "the sleeper was never seen"
+    assert 0 not in uids, uids
+
+
+@pytest.mark.sandboxed("bwrap")
+def test_a_process_limit_a_run_sets_itself_binds_even_when_ol_runs_as_root(tmp_path):
+    """The kernel exempts host root from RLIMIT_NPROC: a run whose processes were host root
+    could fork 60 sleepers under a limit of 20."""
+    run = inside_run(tmp_path, '''
+        import resource
+
+        def test_forks_under_a_lowered_limit():
+            resource.setrlimit(resource.RLIMIT_NPROC, (20, 20))
+            started = storm("331.0", most=60)
+            print("STARTED", started)
+            assert started < 20
+        ''', ours=False, prelude=FORK_STORM)
+    assert run.all_passed, run.output
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root hands out host uids")
+def test_two_runners_at_once_run_as_two_different_host_users_and_a_released_one_is_reused():
+    from harness.run import accounts
+    first, second = accounts.lease(), accounts.lease()
+    try:
+        assert first.uid != second.uid
+        assert 0 not in (first.uid, second.uid)
+        taken = first.uid
+        first.release()
+        again = accounts.lease()
+        assert again.uid == taken
+        again.release()
+    finally:
+        first.release()
+        second.release()

@@ -7,6 +7,9 @@ the interpreter, as in a grading container.
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -156,3 +159,37 @@ def test_the_uid_sandbox_runs_tests_as_another_user_and_ends_all_they_started(tm
         assert not (Path("/tmp") / marker).exists()
         import subprocess
         assert subprocess.run(["pgrep", "-f", "sleep 309.5"], capture_output=True).stdout == b""
+
+
+@pytest.mark.sandboxed("uid")
+def test_in_the_uid_sandbox_a_run_cannot_read_what_the_grader_keeps_beside_the_submission(
+        tmp_path):
+    """As on PrairieLearn: the grader's data folder, closed to others, next to the student's
+    files; and the folder the interpreter lies under, which only root may enter."""
+    grade = Path(tempfile.mkdtemp(prefix="ol-grade-"))  # in /tmp: every user may enter
+    (grade / "data").mkdir()
+    (grade / "data" / "data.json").write_text('{"secret": "the answers"}')
+    (grade / "data").chmod(0o700)
+    grade.chmod(0o755)
+    with Engine("uid") as engine, contextlib.ExitStack() as stack:
+        stack.callback(shutil.rmtree, grade)
+        run = sandboxed_run(tmp_path, f"""
+            import os
+            import pytest
+
+            def test_cannot_read_the_graders_data():
+                assert os.getuid() == {sandbox.SANDBOX_UID}
+                with pytest.raises(PermissionError):
+                    open({str(grade / "data" / "data.json")!r}).read()
+                with pytest.raises(PermissionError):
+                    os.listdir({str(grade / "data")!r})
+                assert os.listdir({str(grade)!r}) == ["data"]
+
+            def test_sees_no_more_of_a_root_only_folder_than_the_way_to_the_interpreter():
+                import sys
+                top = "/" + sys.executable.split("/")[1]
+                if os.stat(top).st_mode & 0o001:
+                    return  # the interpreter is not under a root-only folder here
+                assert len(os.listdir(top)) == 1, os.listdir(top)
+            """, engine)
+    assert run.all_passed, run.output

@@ -33,6 +33,14 @@ class Groups:
         """How the worker is told: "1:pids=/sys/...,memory=/sys/..." or "2:unified=..."."""
         return f"{self.version}:" + ",".join(f"{name}={folder}" for name, folder in self.folders)
 
+    def hand_over(self, uid: int) -> None:
+        """Let host user ``uid`` (the worker's) make groups inside these and move its own
+        processes into them; the caps on these stay root's."""
+        for _, folder in self.folders:
+            for path in (folder, f"{folder}/cgroup.procs", f"{folder}/tasks"):
+                if os.path.exists(path):
+                    os.chown(path, uid, uid)
+
     def remove(self, patience: int = 100) -> None:
         """Remove the groups once their processes have gone (a moment after the worker):
         tried ``patience`` times, 20 ms apart."""

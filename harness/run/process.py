@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import OlError
-from harness.run import cgroups
+from harness.run import accounts, cgroups
 from harness.run.sandbox import SANDBOX_UID, Sandbox
 
 OUTPUT_LIMIT = 64_000       # characters of a run's output kept
@@ -96,9 +96,10 @@ class Worker:
     it ends, so a worker started from a pool thread would die with that thread.
     """
 
-    def __init__(self, sandbox: Sandbox, runs: Path) -> None:
+    def __init__(self, sandbox: Sandbox, runs: Path, uid: int | None = None) -> None:
         self.sandbox = sandbox
         self.runs = runs
+        self.uid = uid  # the host user it runs as (ol runs as root), else None
         self.lock = threading.Lock()
         self.process: subprocess.Popen | None = None
         self.channel: socket.socket | None = None
@@ -123,9 +124,11 @@ class Worker:
                "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
                "OL_SANDBOX_UID": str(SANDBOX_UID)}
         self.groups = cgroups.make(WORKER_PROCESSES, worker_memory())
+        if self.groups is not None and self.uid is not None:
+            self.groups.hand_over(self.uid)
         try:
             self.process = self.launch(
-                self.sandbox.worker_command(theirs.fileno(), self.runs, self.groups),
+                self.sandbox.worker_command(theirs.fileno(), self.runs, self.groups, self.uid),
                 pass_fds=[theirs.fileno()],
                 cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=errors)
@@ -365,7 +368,10 @@ class Runner:
         self.fresh = fresh  # a new worker for every run (slower; for comparison)
         self.folder = Path(tempfile.mkdtemp(prefix="ol-runs-"))
         self.folder.chmod(0o711)
-        self.worker = Worker(sandbox, self.folder)
+        # as root, bubblewrap's processes are a host user of this runner's own, never root
+        self.lease = accounts.lease() if sandbox.mode == "bwrap" else None
+        self.uid = self.lease.uid if self.lease else None
+        self.worker = Worker(sandbox, self.folder, self.uid)
         self.serial = threading.Lock()  # the uid sandbox runs one run at a time
 
     def new_folder(self) -> Path:
@@ -374,14 +380,16 @@ class Runner:
         return folder
 
     def hand_over(self, side: Path, untrusted: bool) -> None:
-        """In the uid sandbox: a side of submission code is its user's; ours stays private."""
-        if self.sandbox.mode != "uid":
-            return
-        if not untrusted:
+        """In the uid sandbox: a side of submission code is its user's; ours stays private.
+        In bubblewrap as root: every side is the runner's host user's (each side sees only
+        its own folder)."""
+        owner = self.uid if self.uid is not None else SANDBOX_UID
+        if self.sandbox.mode == "uid" and not untrusted:
             side.chmod(0o700)
             return
-        for path in (side, *side.rglob("*")):
-            os.chown(path, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
+        if self.sandbox.mode == "uid" or self.uid is not None:
+            for path in (side, *side.rglob("*")):
+                os.chown(path, owner, owner, follow_symlinks=False)
 
     def run(self, test: Side, tree: Side | None, timeout: float,
             cancel: threading.Event | None,
@@ -391,7 +399,7 @@ class Runner:
         with serial:
             if not self.fresh:
                 return self.worker.run(test, tree, timeout, cancel, on_record)
-            worker = Worker(self.sandbox, self.folder)
+            worker = Worker(self.sandbox, self.folder, self.uid)
             try:
                 return worker.run(test, tree, timeout, cancel, on_record)
             finally:
@@ -400,3 +408,5 @@ class Runner:
     def close(self) -> None:
         self.worker.close()
         shutil.rmtree(self.folder, ignore_errors=True)
+        if self.lease is not None:
+            self.lease.release()

