@@ -193,3 +193,22 @@ def test_in_the_uid_sandbox_a_run_cannot_read_what_the_grader_keeps_beside_the_s
                 assert len(os.listdir(top)) == 1, os.listdir(top)
             """, engine)
     assert run.all_passed, run.output
+
+
+@pytest.mark.sandboxed("uid")
+def test_in_the_uid_sandbox_the_trees_coverage_is_measured(tmp_path):
+    test = tmp_path / "test_inside.py"
+    test.write_text(textwrap.dedent("""
+        from tl_ds.radix import RadixTree
+
+        def test_inserts_and_matches():
+            tree = RadixTree(1)
+            tree.insert([1, 2, 3], [10, 20, 30])
+            assert tree.match_prefix([1, 2])[0] == 2
+        """), encoding="utf-8")
+    with Engine("uid") as engine:
+        run = engine.run(Suite(files=(test,), proxy=(), ours=False, measure=True),
+                         reference_source(), timeout=120, trusted=False)
+    assert run.all_passed, run.output
+    assert run.coverage is not None and not run.coverage.error, run.coverage
+    assert 0 < run.coverage.covered_lines < run.coverage.statements
