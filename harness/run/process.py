@@ -150,6 +150,7 @@ class Worker:
         self.generation += 1
         self.channel, self.errors = ours, errors
         threading.Thread(target=self.read, args=(ours, self.generation), daemon=True).start()
+        threading.Thread(target=watch, args=(self.process, ours), daemon=True).start()
         return ours
 
     def launch(self, command: list[str], **options) -> subprocess.Popen:
@@ -288,6 +289,16 @@ class Worker:
         with self.lock:
             self.retire()
         self.closing.set()
+
+
+def watch(process: subprocess.Popen, channel: socket.socket) -> None:
+    """When the process ol started a worker with ends, its channel ends too: the worker
+    is lost, even where the sandbox inside outlived that process (a bwrap killed in its
+    first moments may not pass its parent-death signal on), and the worker, at the end of
+    its channel, stops with its runs."""
+    process.wait()
+    with contextlib.suppress(OSError):
+        channel.shutdown(socket.SHUT_RDWR)
 
 
 def last_line(errors) -> str:
