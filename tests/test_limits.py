@@ -10,6 +10,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
+import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -349,3 +352,32 @@ def test_two_runners_at_once_run_as_two_different_host_users_and_a_released_one_
     finally:
         first.release()
         second.release()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root hands out host uids")
+def test_two_ol_commands_with_different_temporary_folders_never_share_a_host_user(
+        tmp_path, monkeypatch):
+    from harness.run import accounts
+    leases = []
+    try:
+        for name in ("first", "second"):
+            (tmp_path / name).mkdir()
+            monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / name))
+            leases.append(accounts.lease())
+        assert leases[0].uid != leases[1].uid
+    finally:
+        for held in leases:
+            held.release()
+
+
+@pytest.mark.sandboxed("bwrap")
+def test_a_check_whose_temporary_folder_only_its_user_may_enter_grades_as_usual(tmp_path):
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    done = subprocess.run(
+        [sys.executable, str(Path(ol.__file__)), "check", "ds.07", "--workspace",
+         str(EXAMPLES / "passing")], env={**os.environ, "TMPDIR": str(private),
+                                          "OL_CACHE": str(tmp_path / "cache")},
+        capture_output=True, text=True, timeout=600)
+    assert done.returncode == ol.ExitCode.PASSED, done.stderr
+    assert list(private.iterdir()) == []

@@ -5,8 +5,8 @@ inside, and the kernel exempts root from ``RLIMIT_NPROC``. So, as root, each run
 submission's runs) leases an unprivileged host uid of its own, as isolate gives each box
 its own uid: the per-uid process limit then binds, and one submission's processes never
 count against another's. A lease is an exclusive ``flock`` on a file in a root-only
-folder, so two ol commands on one machine never share a uid; it ends with the runner (or
-with ol, whatever way it ends).
+folder (under /run), so two ol commands on one machine never share a uid; it ends with
+the runner (or with ol, whatever way it ends).
 
 That user must reach the interpreter, the packages and bwrap itself, which may lie under a
 folder only root can enter (``/root``, mode 0700). ``reach`` then starts the worker in a
@@ -23,7 +23,6 @@ import os
 import pwd
 import shlex
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +43,9 @@ class Lease:
 
 
 def leases_folder() -> Path:
-    folder = Path(tempfile.gettempdir()) / "ol-run-uids"
+    """One folder for the whole machine, whatever TMPDIR says: every ol command run by root
+    must see every other's leases."""
+    folder = Path("/run" if os.path.isdir("/run") else "/tmp") / "ol-run-uids"
     with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o700)
     info = folder.lstat()

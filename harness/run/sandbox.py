@@ -66,7 +66,8 @@ class Sandbox:
         as host user ``uid`` when one is given (ol runs as root: see accounts.py)."""
         python = os.path.realpath(sys.executable)
         if self.mode != "bwrap":
-            reach = accounts.reach(uid_needed(), SANDBOX_UID) if self.mode == "uid" else []
+            reach = accounts.reach([*uid_needed(), str(runs)], SANDBOX_UID) \
+                if self.mode == "uid" else []
             return entering(groups, [
                 *reach, python, "-I", "-S", str(PAYLOAD / "fork_worker.py"), str(fd),
                 "uid" if self.mode == "uid" else "none", str(runs), library_path(),
@@ -78,17 +79,18 @@ class Sandbox:
             for (_, folder), (_, there) in zip(groups.folders, shown, strict=True):
                 binds += ["--bind", folder, there]
         return entering(groups, [
-            *as_host_user(uid, self.bwrap), self.bwrap, *bwrap_arguments(runs, binds), python,
+            *as_host_user(uid, self.bwrap, runs), self.bwrap, *bwrap_arguments(runs, binds), python,
             "-I", "-S", f"{INSIDE_PAYLOAD}/fork_worker.py", str(fd), "ns", str(runs),
             INSIDE_LIB, inside])
 
 
-def as_host_user(uid: int | None, bwrap: str) -> list[str]:
+def as_host_user(uid: int | None, bwrap: str, runs: Path) -> list[str]:
     """The prefix that starts bwrap as host user ``uid`` (none when there is no uid), in a
-    view where that user reaches what the sandbox binds."""
+    view where that user reaches what the sandbox binds, the ``runs`` folder included
+    (it may lie in a temporary folder only root may enter)."""
     if uid is None:
         return []
-    return [*accounts.reach(needed_paths(bwrap), uid), *accounts.become(uid)]
+    return [*accounts.reach([*needed_paths(bwrap), str(runs)], uid), *accounts.become(uid)]
 
 
 def needed_paths(bwrap: str) -> list[str]:
