@@ -24,6 +24,7 @@ from pathlib import Path
 
 from harness import audit
 from harness.chapter import (
+    CORRECT_TREES,
     COURSE_TEST_NAMES,
     EQUIVALENTS,
     MODULES,
@@ -204,8 +205,9 @@ def cmd_tests(args: argparse.Namespace, engine: Engine) -> int:
     print("\nYour own tests (rung R3), in tests/test_ds07_radix.py, import only "
           "`from tl_ds.radix import RadixTree, NodeId, ROOT` and must:")
     print(f"  - include the six tests {', '.join(REQUIRED_TESTS)};")
-    print("  - pass on the reference and on a second correct tree (no test may rely on what "
-          "the contract leaves open, such as which id a new node gets);")
+    print(f"  - pass on the reference and on {len(CORRECT_TREES) - 1} other correct trees (no "
+          "test may rely on what the contract leaves open, such as which id a new node "
+          "gets);")
     print(f"  - kill {REQUIRED_NAMES} ({REQUIRED_PITFALL}): required;")
     print(f"  - kill at least {THRESHOLD_PERCENT}% of the {total} planted mutants, that is "
           f"{needed(total)} of {total}.")

@@ -182,7 +182,7 @@ def grade(tmp_path: Path, tests: str) -> grading.TestsGrade:
     """The student's tests graded as `ol check` grades them, without the course stage."""
     ws = workspace(tmp_path, tests)
     return grading.grade_tests(RUNS, ws, ws.suite(), ws.read(ws.tests),
-                               (REFERENCE, SECOND_TREE, grading.tree_source(RUNS, ws)),
+                               grading.correct_trees(), grading.tree_source(RUNS, ws),
                                workers=2, progress=None)
 
 
@@ -603,7 +603,7 @@ def test_a_conftest_that_turns_failures_into_passes_is_never_loaded(tmp_path):
             outcome.get_result().outcome = "passed"
         """))
     result = grading.grade_tests(RUNS, ws, ws.suite(), ws.read(ws.tests),
-                               (REFERENCE, SECOND_TREE, grading.tree_source(RUNS, ws)),
+                                 grading.correct_trees(), grading.tree_source(RUNS, ws),
                                  workers=2, progress=None)
     assert refused(result)
     assert "test_always_fails" in {entry.name for entry in result.invalid}
@@ -645,8 +645,9 @@ def test_a_suite_that_hashes_the_implementation_source_is_flagged_and_invalid(tm
     result = grade(tmp_path, tests)
     assert refused(result)
     assert {(entry.name, entry.where) for entry in result.invalid} == {
-        ("test_is_the_reference", "the reference"), ("test_is_the_reference",
-                                                    "the second correct tree")}
+        ("test_is_the_reference", "the reference"),
+        ("test_is_the_reference", "the second correct tree"),
+        ("test_is_the_reference", "the third correct tree")}
 
 
 def test_a_test_that_deletes_files_in_its_working_directory_harms_only_its_own_run(tmp_path):

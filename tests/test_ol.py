@@ -302,6 +302,20 @@ def test_a_test_that_fails_on_the_reference_is_invalid_and_refuses_the_grade(wor
     assert "grade refused: your tests are invalid" in out.splitlines()[-1]
 
 
+def test_a_test_that_asserts_the_first_nodes_id_is_invalid(workspace):
+    """Which id a new node gets is the contract's open choice: the reference and the second
+    tree both start at 1, the third does not, so such a test is named invalid."""
+    with (workspace / "tests" / "test_ds07_radix.py").open("a") as out:
+        out.write("\n\ndef test_first_node_is_one():\n    tree = RadixTree(1)\n"
+                  "    tree.insert([1, 2], [10, 20])\n"
+                  "    assert tree.children(ROOT) == [1]\n")
+    code, out, _ = ol_run("check", "ds.07", "--workspace", workspace)
+    assert code == ol.ExitCode.NOT_PASSED
+    assert "INVALID first_node_is_one fails on the third correct tree" in out
+    assert "INVALID first_node_is_one fails on the reference" not in out
+    assert "grade refused: your tests are invalid" in out.splitlines()[-1]
+
+
 def test_tests_that_never_reach_the_tree_refuse_the_grade(workspace):
     write_tests(workspace, "".join(f"def {name}():\n    pass\n" for name in REQUIRED_TESTS))
     code, out, _ = ol_run("check", "ds.07", "--workspace", workspace)

@@ -1,5 +1,5 @@
 """A failing model test prints a standalone test of the tree's API: pasted into a test file,
-it fails on the tree that failed, for the same reason, and passes on both correct trees."""
+it fails on the tree that failed, for the same reason, and passes on every correct tree."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from conftest import RUNS
 
 from harness import audit
-from harness.chapter import SECOND, reference_source
+from harness.chapter import CORRECT_TREES
 from harness.grade import catalog, mutation
 from harness.run.engine import run_together
 from harness.run.judge import Status
@@ -37,7 +37,7 @@ def replay_on(folder, text: str, source: str):
 @pytest.fixture(scope="module")
 def replays(tmp_path_factory):
     """Each mutant's failure under the course profile, its replay, and the replay's runs on
-    the mutant, the reference and the second correct tree."""
+    the mutant and on each correct tree."""
     mutants = {mutant.id: mutant for mutant in
                (*catalog.load_catalog(), *catalog.load_audit_catalog())}
 
@@ -51,26 +51,26 @@ def replays(tmp_path_factory):
             text = replay_text(record)
             folder = tmp_path_factory.mktemp(id)
             return id, record, text, [replay_on(folder, text, tree) for tree in (
-                source, reference_source(), SECOND.read_text(encoding="utf-8"))]
+                source, *(path.read_text(encoding="utf-8") for _, path in CORRECT_TREES))]
         return run
 
     return {id: rest for id, *rest in run_together([job(id) for id in REPLAYED])}
 
 
 @pytest.mark.parametrize("id", REPLAYED)
-def test_a_pasted_replay_fails_on_the_mutant_and_passes_on_both_correct_trees(replays, id):
-    record, text, (mutant, reference, second) = replays[id]
+def test_a_pasted_replay_fails_on_the_mutant_and_passes_on_every_correct_tree(replays, id):
+    record, text, (mutant, *correct) = replays[id]
     assert record.broke and "the model test fails at granule" in record.text
     assert text.count("tree.") >= 2 and "state." not in text and "RadixMachine" not in text
     assert mutant.status is Status.OK and mutant.failures, (text, mutant.output)
-    assert reference.all_passed, (text, reference.output)
-    assert second.all_passed, (text, second.output)
+    for (where, _), run in zip(CORRECT_TREES, correct, strict=True):
+        assert run.all_passed, (where, text, run.output)
 
 
 def test_the_replay_fails_for_the_reason_the_model_test_gave(replays):
     """The first assertion that differs is the model's own words: the same message."""
     for id in ("s06", "a29", "a53"):
-        record, text, (mutant, _, _) = replays[id]
+        record, text, (mutant, *_) = replays[id]
         reason = record.text.split("the model test fails at granule ", 1)[1].split("\n")[0]
         reason = reason.split(": ", 1)[1]
         assert reason in mutant.failures[0].text or reason in text, (id, reason)

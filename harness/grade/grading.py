@@ -3,9 +3,10 @@
 A check has three stages, each on the engine:
 
 1. the course tests against the student's tree;
-2. the student's tests against two correct trees, the reference and a second one written
-   apart from it (a test that fails on either is invalid: it asserts something the
-   contract does not say, or sniffs one implementation);
+2. the student's tests against the correct trees, the reference and two written apart
+   from it, each making the contract's open choices its own way (a test that fails on any
+   of them is invalid: it asserts something the contract does not say, or sniffs one
+   implementation);
 3. the student's tests against the 18 planted mutants, counting only valid tests.
 
 A mutant is killed when a valid test fails or errors on it, or its run times out (twice)
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from harness.chapter import REQUIRED_TESTS, SECOND, reference_source
+from harness.chapter import CORRECT_TREES, REQUIRED_TESTS
 from harness.errors import OlFault
 from harness.grade import catalog, mutation
 from harness.grade.course import meets_threshold
@@ -168,7 +169,7 @@ Progress = Callable[[Event], None]
 @dataclass(frozen=True)
 class Invalid:
     name: str
-    where: str      # "the reference", "the second correct tree"
+    where: str      # which correct tree: "the reference", "the second correct tree", ...
     detail: str
 
 
@@ -176,7 +177,7 @@ class Invalid:
 class Rerun:
     """A correct tree run again among the mutants: the student's tests must pass it again."""
 
-    where: str          # "the reference", "the second correct tree"
+    where: str          # which correct tree, as CORRECT_TREES names it
     first: RunResult    # the tests' first run on it
     again: RunResult
 
@@ -196,12 +197,19 @@ class TestsGrade:
     valid, and which mutants the valid ones kill."""
 
     on_reference: RunResult | None = None  # None: the student's tests were not run
-    on_second: RunResult | None = None
+    on_others: tuple[tuple[str, RunResult], ...] = ()  # on the other correct trees, by name
     own: RunResult | None = None            # the student's tests on their own tree, measured
     names: tuple[str, ...] = ()             # the student's test names, without parameters
     invalid: tuple[Invalid, ...] = ()
     problem: str = ""                       # why the student's tests cannot be graded at all
     mutants: tuple[mutation.MutantResult, ...] = ()
+
+    @property
+    def correct_runs(self) -> tuple[tuple[str, RunResult], ...]:
+        """The tests' first run on each correct tree, by name, the reference first."""
+        if self.on_reference is None:
+            return ()
+        return (("the reference", self.on_reference), *self.on_others)
 
     @property
     def invalid_names(self) -> set[str]:
@@ -302,8 +310,8 @@ def check(engine: Engine, workspace: Workspace, progress: Progress | None = None
     """Grade a workspace: course tests on its tree, its tests on correct trees and mutants.
 
     The course suite runs on a thread of its own while the student's tests run on the
-    others: first on the two correct trees, then on the mutants, the placebo and the two
-    correct trees again, in a shuffled order, so a suite that passes a first run and fails
+    others: first on the correct trees, then on the mutants, the placebo and the correct
+    trees again, in a shuffled order, so a suite that passes a first run and fails
     later ones (it keeps state between runs, or is random) is caught. A test file the
     static scan is a lint: its findings travel with the result as warnings for staff, and
     the file is refused only when ``refuse_flagged``; what keeps a test from reaching a
@@ -312,7 +320,7 @@ def check(engine: Engine, workspace: Workspace, progress: Progress | None = None
     suite = workspace.suite()  # a test file that does not compile stops here, before any run
     implementation = tree_source(engine, workspace)
     tests_text = workspace.read(workspace.tests)
-    reference, second = reference_source(), SECOND.read_text(encoding="utf-8")
+    correct = correct_trees()
     workers = max(1, (jobs or cores()) - 1)
     cancel = threading.Event()
     with ThreadPoolExecutor(max_workers=1) as side:
@@ -325,12 +333,18 @@ def check(engine: Engine, workspace: Workspace, progress: Progress | None = None
                     "builds trees and asserts on what they return, and may import only "
                     f"{allowed()}. Remove what is flagged"))
             else:
-                tests = grade_tests(engine, workspace, suite, tests_text,
-                                    (reference, second, implementation), workers, progress)
+                tests = grade_tests(engine, workspace, suite, tests_text, correct,
+                                    implementation, workers, progress)
             return Check(course=course.result(), flags=flags, **fields_of(tests))
         except BaseException:
             cancel.set()
             raise
+
+
+def correct_trees() -> tuple[tuple[str, str], ...]:
+    """The correct trees a student's tests must pass on: (name, source), the reference
+    first."""
+    return tuple((where, path.read_text(encoding="utf-8")) for where, path in CORRECT_TREES)
 
 
 def fields_of(grade: TestsGrade) -> dict:
@@ -338,10 +352,10 @@ def fields_of(grade: TestsGrade) -> dict:
 
 
 def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: str,
-                trees: tuple[str, str, str], workers: int,
+                correct: tuple[tuple[str, str], ...], own: str, workers: int,
                 progress: Progress | None) -> TestsGrade:
-    """The student's tests on the correct trees, then, if they are valid, on the mutants."""
-    reference, second, own = trees
+    """The student's tests on the ``correct`` trees ((name, source), the reference first)
+    and on their ``own``, then, if they are valid, on the mutants."""
 
     def students(tree: str, mine: bool = False) -> Callable[[threading.Event], RunResult]:
         measured = dataclasses.replace(suite, measure=mine)
@@ -349,7 +363,7 @@ def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: 
                                          test_limit=STUDENT_TEST_LIMIT, cancel=cancel,
                                          trusted=not mine)
 
-    trees = ("the reference", "the second correct tree", "your tree")
+    trees = (*(where for where, _ in correct), "your tree")
     done = []
 
     def ran(_: RunResult) -> None:
@@ -357,34 +371,35 @@ def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: 
         if progress is not None:
             progress(Event(CORRECT_STAGE, len(done), len(trees), done[-1]))
 
-    on_reference, on_second, measured = run_together(
-        [students(reference), students(second), students(own, mine=True)], workers, ran)
+    *on_correct, measured = run_together(
+        [*(students(source) for _, source in correct), students(own, mine=True)], workers, ran)
+    on_reference = on_correct[0]
     if on_reference.status is Status.OK and not on_reference.records:
         raise no_tests(workspace)
-    correct = (("the reference", on_reference), ("the second correct tree", on_second))
+    runs = tuple((where, run) for (where, _), run in zip(correct, on_correct, strict=True))
     first = TestsGrade(
-        on_reference=on_reference, on_second=on_second, own=measured,
+        on_reference=on_reference, on_others=runs[1:], own=measured,
         names=tuple(dict.fromkeys(map(base_name, on_reference.records))),
         invalid=tuple(Invalid(record.name, where, f"{record.outcome}: {message(record)}")
-                      for where, run in correct for record in run.failures),
-        problem=next((f"on {where}, {run_problem(run)}" for where, run in correct
+                      for where, run in runs for record in run.failures),
+        problem=next((f"on {where}, {run_problem(run)}" for where, run in runs
                       if run.status is not Status.OK), ""))
     if first.problem or all(record.name in first.invalid_names
                             for record in on_reference.records):
         return first  # nothing valid to grade
-    mutants, placebo, reruns = run_planted(engine, suite, first, (reference, second), workers,
-                                           progress)
+    mutants, placebo, reruns = run_planted(engine, suite, first, correct, workers, progress)
     return dataclasses.replace(first, mutants=mutants,
                                problem=planted_problem(first, placebo, reruns))
 
 
-def run_planted(engine: Engine, suite: Suite, first: TestsGrade, correct: tuple[str, str],
-                workers: int, progress: Progress | None,
+def run_planted(engine: Engine, suite: Suite, first: TestsGrade,
+                correct: tuple[tuple[str, str], ...], workers: int, progress: Progress | None,
                 ) -> tuple[tuple[mutation.MutantResult, ...], RunResult, tuple[Rerun, ...]]:
-    """The planted mutants, the placebo and both correct trees again, in an order no
+    """The planted mutants, the placebo and the correct trees again, in an order no
     submission can know: (the mutants' results in catalog order, the placebo's run, the
     reruns)."""
-    reference, second = correct
+    reference = correct[0][1]
+    first_runs = dict(first.correct_runs)
     expected = [record.nodeid for record in first.on_reference.records]
     limits = mutation.Limits.from_reference(first.on_reference)
 
@@ -407,8 +422,7 @@ def run_planted(engine: Engine, suite: Suite, first: TestsGrade, correct: tuple[
             state = "killed" if valid_killers(outcome, first.invalid_names) else "passed"
             stage, what = CONTROL_STAGE, f"the placebo (every method raises) {state}"
         else:
-            first_run = first.on_reference if label == "the reference" else first.on_second
-            same = Rerun(label, first_run, outcome).stable
+            same = Rerun(label, first_runs[label], outcome).stable
             stage, what = CONTROL_STAGE, f"{label} again: {'as before' if same else 'NOT'}"
         finished[stage].append(what)
         if progress is not None:
@@ -418,11 +432,10 @@ def run_planted(engine: Engine, suite: Suite, first: TestsGrade, correct: tuple[
     chapter = catalog.load_catalog()
     jobs = [*((planted.id, mutant(planted)) for planted in chapter),
             ("placebo", tree(mutation.placebo(reference))),
-            ("the reference", tree(reference)), ("the second correct tree", tree(second))]
+            *((where, tree(source)) for where, source in correct)]
     order = shuffled(jobs)
     ran = dict(run_together([labelled(label, job) for label, job in order], workers, said))
-    reruns = tuple(Rerun(where, run, ran[where]) for where, run in (
-        ("the reference", first.on_reference), ("the second correct tree", first.on_second)))
+    reruns = tuple(Rerun(where, run, ran[where]) for where, run in first.correct_runs)
     return tuple(ran[planted.id] for planted in chapter), ran["placebo"], reruns
 
 

@@ -2,7 +2,7 @@
 
 Gradescope unpacks the zip into ``/autograder/source``, runs ``setup.sh`` once when it
 builds the image, and ``run_autograder`` for every submission. The zip holds ``ol`` itself
-(the harness, the reference, the second tree, the model, the course tests and the
+(the harness, the reference, the second and third trees, the model, the course tests and the
 mutants) under ``ol/``, and the two scripts:
 
 - ``setup.sh`` installs the pinned packages that decide grades (from ``pyproject.toml``)

@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from harness.chapter import COURSE_TEST_NAMES, REQUIRED_NAMES, REQUIRED_TEST_HINT, THRESHOLD_PERCENT
+from harness.chapter import (
+    CORRECT_TREES,
+    COURSE_TEST_NAMES,
+    REQUIRED_NAMES,
+    REQUIRED_TEST_HINT,
+    THRESHOLD_PERCENT,
+)
 from harness.grade import grading, mutation
 from harness.grade.course import needed
 from harness.grade.workspace import Workspace
@@ -98,11 +104,10 @@ def show_check(result: grading.Check, workspace: Workspace,
     say(f"ol check ds.07{workspace.option()}\n\n1. The course tests against your tree "
         f"({workspace.radix}):")
     print_course(result.course, out)
-    say(f"\n2. Your tests ({workspace.tests}) on two correct trees:")
+    say(f"\n2. Your tests ({workspace.tests}) on {len(CORRECT_TREES)} correct trees:")
     if result.on_reference is not None:
-        say(f"  {len(result.on_reference.records)} tests; on the reference: "
-            f"{tally(result.on_reference)}; on the second correct tree: "
-            f"{tally(result.on_second)}")
+        say(f"  {len(result.on_reference.records)} tests; " + "; ".join(
+            f"on {where}: {tally(run)}" for where, run in result.correct_runs))
     if result.problem:
         say(f"  {result.problem}.")
     if audience == "staff" or (result.problem and result.flags):  # the scan is a lint
