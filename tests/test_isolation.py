@@ -212,7 +212,8 @@ def test_a_tree_that_plants_modules_wherever_it_can_write_still_fails_every_cour
 
 
 # A weak suite that counts its runs in every place it can write, and fails (so kills) on
-# every run after its first two: the reference and the second tree.
+# every run that finds two before it: were counting possible, it would be invalid or kill
+# every mutant.
 COUNTER = WEAK_TESTS + WRITABLE + textwrap.dedent('''
 
     def test_counts_its_runs():

@@ -8,6 +8,7 @@ the interpreter, as in a grading container.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 import textwrap
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from conftest import RUNS
+from test_isolation import WRITABLE
+from test_uid import worker_function
 
 import ol
 from harness.chapter import ROOT, reference_source
@@ -56,6 +59,7 @@ def test_has_a_home_of_its_own():
 
 
 def sandboxed_run(tmp_path: Path, body: str, engine: Engine = RUNS) -> RunResult:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     test = tmp_path / "test_inside.py"
     test.write_text(textwrap.dedent(body), encoding="utf-8")
     return engine.run(Suite(files=(test,), proxy=()), reference_source(), timeout=120,
@@ -212,3 +216,37 @@ def test_in_the_uid_sandbox_the_trees_coverage_is_measured(tmp_path):
     assert run.all_passed, run.output
     assert run.coverage is not None and not run.coverage.error, run.coverage
     assert 0 < run.coverage.covered_lines < run.coverage.statements
+
+
+@pytest.mark.sandboxed("uid")
+def test_in_the_uid_sandbox_a_suite_counting_its_runs_in_every_writable_place_finds_none(
+        tmp_path):
+    """The uid sandbox shares the host's /tmp, /dev/shm, /run/lock: whatever a run leaves
+    there is gone before the next run starts."""
+    counter = WRITABLE + f"""
+import sys
+
+def test_counts_its_runs():
+    places = [place for place in writable_places()
+              if not place.startswith({str(tmp_path)!r})]
+    assert places, "nothing shared to write to: the test proves nothing"
+    seen = 0
+    for place in places:
+        try:
+            seen = max(seen, int(open(os.path.join(place, ".ol-count")).read()))
+        except (OSError, ValueError):
+            pass
+    for place in places:
+        open(os.path.join(place, ".ol-count"), "w").write(str(seen + 1))
+    assert seen == 0, seen
+"""
+    try:
+        with Engine("uid") as engine:
+            runs = [sandboxed_run(tmp_path / str(round_), counter, engine)
+                    for round_ in range(2)]
+    finally:
+        for place in worker_function("writable_places")(sandbox.SANDBOX_UID):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(place, ".ol-count"))
+    for run in runs:
+        assert run.all_passed, run.output
