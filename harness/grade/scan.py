@@ -3,8 +3,10 @@
 The chapter's tests build trees and assert on what they return. Anything that reaches
 for the grader instead (pytest hooks and plugins, ending the interpreter, reading the
 implementation's source or code objects, tampering with imports, processes, sockets,
-files, the environment, signals) is flagged with its line, and by default a flagged
-suite gets no grade. The scan works on the syntax tree, so aliases (``import os as o``)
+files, the environment, signals) is flagged with its line. The scan is a lint: by
+default a flagged suite is graded as usual and its findings are shown to staff as
+warnings (what keeps a test from the grader is the sandbox); ``--refuse-flagged`` refuses
+it instead. The scan works on the syntax tree, so aliases (``import os as o``)
 and ``from`` imports are seen too; what it cannot see statically (a name built at run
 time) it flags as dynamic.
 """
