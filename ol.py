@@ -375,8 +375,9 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
         rows = batch.grade_all(check, args.submissions, args.out, jobs, args.audience, progress)
     finally:
         progress.close()
-    table([(row.submission, row.verdict, row.course_tests_passed, row.kill_rate, row.s11,
-            f"{row.seconds:.0f} s") for row in rows],
+    planted = len(catalog.load_catalog())
+    table([(row.submission, row.verdict, batch.course_count(row), batch.kill_count(row, planted),
+            row.s11, f"{row.seconds:.0f} s") for row in rows],
           ("submission", "verdict", "course", "killed", "s11", "time"))
     counts = {verdict: sum(row.verdict == verdict for row in rows)
               for verdict in VERDICTS}

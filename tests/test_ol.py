@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import xml.etree.ElementTree as ElementTree
 import zipfile
 from collections import Counter
 from pathlib import Path
+from types import NoneType
 
 import pytest
 from conftest import git_status, interrupt
@@ -218,6 +220,15 @@ def test_a_command_run_inside_a_workspace_works_on_that_workspace(workspace, mon
     monkeypatch.chdir(workspace)
     code, out, _ = ol_run("tdd", "green", "ds.07")
     assert code == ol.ExitCode.PASSED and "GREEN" in out
+
+
+@pytest.mark.parametrize("inside", [".", "tests"])
+def test_hints_given_inside_a_workspace_never_name_it_with_workspace(workspace, monkeypatch,
+                                                                      inside):
+    monkeypatch.chdir(workspace / inside)
+    code, out, _ = ol_run("tdd", "green", "ds.07")
+    assert code == ol.ExitCode.PASSED and "Next: `ol check ds.07`." in out
+    assert "--workspace" not in out
 
 
 def test_tdd_green_passes_when_every_test_passes_on_the_students_tree(workspace):
@@ -438,6 +449,8 @@ def test_results_json_has_the_fields_gradescope_reads_and_scores_the_rows(checke
             assert test["status"] in ("passed", "failed")
             assert test["visibility"] in GRADESCOPE_VISIBILITY
         assert results["score"] == sum(test["score"] for test in results["tests"])
+        assert numbers_written_as_text({key: value for key, value in results.items()
+                                        if key != "output"}) == []
         assert len(results["tests"]) == len(COURSE_TEST_NAMES) + 1 + len(catalog.load_catalog()) + 1
     passing = json.loads((reports["passing"] / "results.json").read_text())
     assert passing["score"] == sum(test["max_score"] for test in passing["tests"])
@@ -514,12 +527,56 @@ def test_ol_grade_grades_each_submission_and_a_broken_one_does_not_stop_the_batc
     rows = list(csv.DictReader((out / "summary.csv").open()))
     assert [row["submission"] for row in rows] == ["alice", "bob", "carol"]
     assert [row["verdict"] for row in rows] == ["passed", "error", "error"]
-    assert rows[0]["course_tests_passed"] == "11 of 11"
-    assert rows[0]["kill_rate"] == f"{TOTAL} of {TOTAL}"
+    assert rows[0]["course_tests_passed"] == "11" and rows[1]["course_tests_passed"] == ""
+    assert rows[0]["mutants_killed"] == str(TOTAL) and rows[0]["kill_rate"] == "1.0"
     assert "does not import" in rows[1]["note"] and "missing" in rows[2]["note"]
     assert json.loads((out / "summary.json").read_text())["submissions"][0]["s11"] == "killed"
     assert (out / "alice" / "reports" / "results.json").exists()
     assert "not graded" in (out / "bob" / "check.txt").read_text()
+
+
+NUMBER_AS_TEXT = re.compile(r"-?\d+(\.\d+)?( ?%| of \d+| s)?")
+
+
+def numbers_written_as_text(data, where: str = "") -> list[str]:
+    """Where ``data`` (parsed JSON) holds a count, a share or a time as a string."""
+    if isinstance(data, dict):
+        return [found for key, value in data.items()
+                for found in numbers_written_as_text(value, f"{where}.{key}")]
+    if isinstance(data, list):
+        return [found for number, value in enumerate(data)
+                for found in numbers_written_as_text(value, f"{where}[{number}]")]
+    return [f"{where} = {data!r}"] if isinstance(data, str) and NUMBER_AS_TEXT.fullmatch(
+        data.strip()) else []
+
+
+SUBMISSION_TYPES = {"submission": str, "verdict": str, "course_tests_passed": (int, NoneType),
+                    "mutants_killed": (int, NoneType), "kill_rate": (float, int, NoneType),
+                    "s11": str, "invalid_tests": list, "seconds": (float, int), "note": str,
+                    "graded": bool, "killed": list, "course_failed": list, "refusal": str}
+
+
+def test_summary_json_holds_counts_shares_and_times_as_json_numbers(tmp_path):
+    mutants = catalog.load_catalog()
+    rows = [batch.Row("alice", "passed", 11, 15, 0.8333, "killed", (), 61.5, "PASSED",
+                      graded=True, killed=tuple(mutant.id for mutant in mutants[:15])),
+            batch.Row("bob", "not passed", 9, 4, 0.2222, "survived", ("test_x",), 40.0,
+                      "NOT PASSED", graded=False, refusal="invalid tests: test_x"),
+            batch.Row("carol", "error", None, None, None, "", (), 0.4, "missing",
+                      refusal="missing")]
+    batch.write_summary(tmp_path, rows)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert numbers_written_as_text(summary) == []
+    for row in summary["submissions"]:
+        assert set(row) == set(SUBMISSION_TYPES)
+        for key, kind in SUBMISSION_TYPES.items():
+            assert isinstance(row[key], kind), (key, row[key])
+    aggregates = summary["class"]
+    assert isinstance(aggregates["submissions"], int)
+    assert all(isinstance(entry["share"], float | int) for entry in aggregates["mutants"])
+    cells = list(csv.DictReader((tmp_path / "summary.csv").open()))
+    assert [cell["course_tests_passed"] for cell in cells] == ["11", "9", ""]
+    assert cells[1]["invalid_tests"] == "test_x"
 
 
 def from_reports(out: Path, names: list[str]) -> dict:

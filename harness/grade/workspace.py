@@ -79,8 +79,11 @@ class Workspace:
         return self.root / TEST_FILE
 
     def option(self) -> str:
-        """The --workspace option that names this workspace in a command to run next."""
-        return "" if self.root == DEFAULT else f" --workspace {self.root}"
+        """The --workspace option that names this workspace in a command to run next: none
+        when the command would find it by itself (./workspace, or the workspace it runs in)."""
+        if self.root == DEFAULT or locate(None).root.resolve() == self.root.resolve():
+            return ""
+        return f" --workspace {self.root}"
 
     def start(self) -> tuple[list[Path], list[Path]]:
         """Write what is missing; (created, already there). Never overwrites."""

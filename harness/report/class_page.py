@@ -93,7 +93,8 @@ def class_page(summary: dict, rows: Sequence) -> str:
     everyone = [f"<tr><td><a href='{html.escape(row.submission)}/reports/mutation.html'>"
                 f"{html.escape(row.submission)}</a></td>"
                 f"<td class='{row.verdict.split()[0]}'>{row.verdict}</td>"
-                f"<td class='n'>{row.course_tests_passed}</td><td class='n'>{row.kill_rate}</td>"
+                f"<td class='n'>{row.course_tests_passed or 0}</td>"
+                f"<td class='n'>{'' if row.mutants_killed is None else row.mutants_killed}</td>"
                 f"<td>{row.s11}</td><td class='n'>{row.seconds:.0f} s</td></tr>" for row in rows]
     line = (f"{summary['submissions']} submissions: {verdicts['passed']} passed, "
             f"{verdicts['not passed']} not passed, {verdicts['error']} could not be graded, "
