@@ -104,6 +104,10 @@ CACHE = argument("--cache", type=Path, default=None, metavar="DIR",
 AUDIENCE = argument("--audience", choices=reports_module.AUDIENCES, default="student",
                     help="what reports show: student (default): statuses, killing tests and "
                          "hints; staff: also the reference source and the diffs")
+SCORING = argument("--scoring", choices=reports_module.SCORINGS, default="pass",
+                   help="staff: how results.json scores a submission: pass (default): full "
+                        "marks when ol check passes, none otherwise; rate: a pass earns 30 of "
+                        "40 at the threshold and the rest with the kills beyond it")
 REFUSE_FLAGGED = argument("--refuse-flagged", action="store_true",
                           help="staff: refuse to grade a test file the static scan flags (the "
                                "scan is a lint; the sandbox is what contains the tests)")
@@ -300,7 +304,7 @@ def cmd_check(args: argparse.Namespace, engine: Engine) -> int:
     else:
         close_to_runs(engine)
     reports = (reports_module.ReportFolder(args.report, args.audience,
-                                           workspace.root.resolve().name)
+                                           workspace.root.resolve().name, args.scoring)
                if args.report else None)
     progress = Display()
     try:
@@ -372,7 +376,8 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
                 return check_and_report(own, workspace, reports, None, runs,
                                         args.refuse_flagged, audience=args.audience)
 
-        rows = batch.grade_all(check, args.submissions, args.out, jobs, args.audience, progress)
+        rows = batch.grade_all(check, args.submissions, args.out, jobs, args.audience, progress,
+                               args.scoring)
     finally:
         progress.close()
     planted = len(catalog.load_catalog())
@@ -412,7 +417,7 @@ def cmd_prairielearn(args: argparse.Namespace, engine: Engine) -> int:
             workspace = workspace_module.gather(args.root / "student", Path(scratch) / "ws")
             result, text = check_and_report(engine, workspace, None)
             said = reports_module.prairielearn(result, text, verdict(result, ""),
-                                               time.monotonic() - started)
+                                               time.monotonic() - started, args.scoring)
         except OlError as error:
             said = reports_module.ungradable(" ".join(str(error).split()))
     # written under a name no run could know, then moved: every run has ended by now
@@ -425,7 +430,7 @@ def cmd_prairielearn(args: argparse.Namespace, engine: Engine) -> int:
 
 
 def cmd_gradescope_bundle(args: argparse.Namespace, engine: Engine) -> int:
-    names = bundle.write_bundle(args.out)
+    names = bundle.write_bundle(args.out, args.scoring)
     print(f"wrote {args.out}: setup.sh, run_autograder and {len(names) - 2} files of ol. "
           "Upload it as the autograder of a Gradescope programming assignment; students "
           "submit tl_ds/radix.py and tests/test_ds07_radix.py.")
@@ -453,7 +458,7 @@ COMMANDS = (
                       help="list the lines and branches of your radix.py your tests never run"),
              argument("--require-sandbox", action="store_true",
                       help="staff: refuse to grade (exit 2) where no sandbox can start"),
-             AUDIENCE, REFUSE_FLAGGED, SANDBOX, ISOLATION, FRESH)),
+             AUDIENCE, SCORING, REFUSE_FLAGGED, SANDBOX, ISOLATION, FRESH)),
     Command("diff", "your tree against the reference, once the course tests pass", cmd_diff,
             (MODULE, WORKSPACE, SANDBOX, FRESH)),
     Command("grade", "staff: grade many workspaces, a report folder each and a summary",
@@ -466,7 +471,7 @@ COMMANDS = (
              argument("--out", type=Path, default=Path("ol-grades"), metavar="DIR",
                       help="a new or empty folder for the reports and the summary "
                            "(default: ./ol-grades)"),
-             AUDIENCE, REFUSE_FLAGGED, SANDBOX, ISOLATION, FRESH, CACHE)),
+             AUDIENCE, SCORING, REFUSE_FLAGGED, SANDBOX, ISOLATION, FRESH, CACHE)),
     Command("mutants", "staff: the kill matrix of the course suite against the planted "
             "mutants", cmd_mutants,
             (MODULE, SANDBOX, ISOLATION)),
@@ -486,11 +491,11 @@ COMMANDS = (
             cmd_prairielearn,
             (MODULE, argument("--root", type=Path, default=Path("/grade"), metavar="DIR",
                               help="the grading folder PrairieLearn mounts (default: /grade)"),
-             SANDBOX)),
+             SCORING, SANDBOX)),
     Command("gradescope-bundle", "staff: write the Gradescope autograder zip",
             cmd_gradescope_bundle,
             (argument("out", type=Path, metavar="OUT.zip", help="a file that does not exist "
-                      "yet"),),
+                      "yet"), SCORING),
             description="staff: write the Gradescope autograder zip (setup.sh, run_autograder "
                         "and ol itself) to a new file"),
 )

@@ -31,6 +31,7 @@ from harness.grade import catalog
 from harness.grade.course import meets_threshold, needed
 from harness.grade.grading import COURSE_STAGE, MUTANT_STAGE, Event
 from harness.report import batch
+from harness.report import files as reports_module
 from harness.report.class_page import class_page, class_summary
 from harness.report.progress import Display
 from harness.report.render import counted, print_course
@@ -445,21 +446,37 @@ def test_results_json_has_the_fields_gradescope_reads_and_scores_the_rows(checke
         assert results["output_format"] in GRADESCOPE_FORMATS
         for test in results["tests"]:
             assert isinstance(test["name"], str) and test["output"]
-            assert 0 <= test["score"] <= test["max_score"]
+            assert 0 <= test.get("score", 0) <= test.get("max_score", 0)
             assert test["status"] in ("passed", "failed")
             assert test["visibility"] in GRADESCOPE_VISIBILITY
-        assert results["score"] == sum(test["score"] for test in results["tests"])
+        assert results["score"] == sum(test.get("score", 0) for test in results["tests"])
         assert numbers_written_as_text({key: value for key, value in results.items()
                                         if key != "output"}) == []
         assert len(results["tests"]) == len(COURSE_TEST_NAMES) + 1 + len(catalog.load_catalog()) + 1
     passing = json.loads((reports["passing"] / "results.json").read_text())
-    assert passing["score"] == sum(test["max_score"] for test in passing["tests"])
-    failing = {test["name"]: test for test in
-               json.loads((reports["failing"] / "results.json").read_text())["tests"]}
+    assert passing["score"] == 40 == sum(test.get("max_score", 0) for test in passing["tests"])
+    failed = json.loads((reports["failing"] / "results.json").read_text())
+    assert failed["score"] == 0
+    failing = {test["name"]: test for test in failed["tests"]}
     assert failing["course test test_locks_pin_the_path"]["status"] == "failed"
     assert "missing: test_insert_hands_back" in failing["the six required test names"]["output"]
-    assert failing["mutant s11: Leaving locked leaves on the list"]["score"] == 0
+    assert failing["mutant s11: Leaving locked leaves on the list"]["status"] == "failed"
     assert failing["verdict of ol check"]["output"].startswith("NOT PASSED")
+
+
+@pytest.mark.parametrize(("passed", "kills", "scoring", "earned"), [
+    (True, 13, "pass", 40), (True, 18, "pass", 40), (False, 17, "pass", 0),
+    (True, 13, "rate", 30), (True, 14, "rate", 32), (True, 17, "rate", 38),
+    (True, 18, "rate", 40), (False, 18, "rate", 0)])
+def test_a_pass_earns_full_marks_by_default_and_the_rate_scheme_pays_kills_beyond_the_bar(
+        passed, kills, scoring, earned):
+    assert reports_module.points(passed, kills, 18, scoring) == earned
+
+
+def test_the_rate_scheme_never_falls_below_the_pass_mark_nor_passes_the_full_marks():
+    for total in range(1, 30):
+        for kills in range(needed(total), total + 1):
+            assert 30 <= reports_module.points(True, kills, total, "rate") <= 40
 
 
 def test_student_reports_never_show_the_reference_or_a_diff(checked, reports):
@@ -672,6 +689,15 @@ def test_the_gradescope_bundle_writes_results_for_a_submission_it_cannot_grade(t
     assert "ol start" not in output and "--workspace" not in output
 
 
+@pytest.mark.parametrize("scoring", ["pass", "rate"])
+def test_the_gradescope_bundle_grades_with_the_scoring_staff_chose(tmp_path, scoring):
+    code, _, _ = ol_run("gradescope-bundle", tmp_path / "bundle.zip", "--scoring", scoring)
+    assert code == ol.ExitCode.PASSED
+    with zipfile.ZipFile(tmp_path / "bundle.zip") as archive:
+        script = archive.read("run_autograder").decode()
+    assert f"--scoring {scoring} " in script and "@SCORING@" not in script
+
+
 def test_the_gradescope_bundle_never_overwrites_a_file(tmp_path):
     (tmp_path / "bundle.zip").write_text("mine")
     assert "never overwrites" in bad_input("gradescope-bundle", tmp_path / "bundle.zip")
@@ -784,7 +810,7 @@ def test_prairielearn_scores_a_passing_submission_one(tmp_path):
     assert results["message"].startswith("PASSED")
 
 
-def test_prairielearn_scores_a_failing_submission_below_one_and_it_cannot_forge_the_file(
+def test_prairielearn_gives_a_fail_zero_with_what_is_missing_and_the_file_cannot_be_forged(
         tmp_path):
     results_path = tmp_path / "grade" / "results" / "results.json"
     failing = EXAMPLES / "failing"
@@ -797,11 +823,11 @@ def test_prairielearn_scores_a_failing_submission_below_one_and_it_cannot_forge_
     tree = (EXAMPLES / "failing" / "tl_ds" / "radix.py").read_text()
     _, results = prairielearn(tmp_path, {"tl_ds/radix.py": tree,
                                          "tests/test_ds07_radix.py": tests})
-    assert results["gradable"] is True and 0 < results["score"] < 1
+    assert results["gradable"] is True and results["score"] == 0
     assert results["message"].startswith("NOT PASSED")
     course = [test for test in results["tests"] if test["name"].startswith("course test")]
     assert len(course) == len(COURSE_TEST_NAMES)
-    assert any(test["points"] == 0 for test in course)
+    assert any(test["message"] == "failed" for test in course)
 
 
 def test_prairielearn_says_why_a_submission_cannot_be_graded(tmp_path):

@@ -81,14 +81,14 @@ def prepare(out: Path) -> None:
 
 
 def grade_one(check: Grader, path: Path, name: str, out: Path, audience: str,
-              jobs: int) -> Row:
+              jobs: int, scoring: str = "pass") -> Row:
     started = time.monotonic()
     folder = out / name
     folder.mkdir()
     workspace = Workspace(path)
     try:
         workspace.require(radix=True, tests=True)
-        reports = ReportFolder(folder / "reports", audience, name)
+        reports = ReportFolder(folder / "reports", audience, name, scoring)
         result, text = check(workspace, reports, jobs)
     except OlError as error:
         return failed(folder, name, str(error), started)
@@ -150,7 +150,8 @@ def kill_count(row: Row, planted: int) -> str:
 
 def grade_all(check: Grader, submissions: Sequence[Path], out: Path, jobs: int,
               audience: str = "student",
-              progress: Callable[[str], None] | None = None) -> list[Row]:
+              progress: Callable[[str], None] | None = None,
+              scoring: str = "pass") -> list[Row]:
     """Grade every submission with ``check``, ``jobs`` at a time; write the summary; rows in
     input order."""
     prepare(out)
@@ -158,7 +159,7 @@ def grade_all(check: Grader, submissions: Sequence[Path], out: Path, jobs: int,
     lock, done = threading.Lock(), [0]
 
     def one(path: Path, name: str) -> Row:
-        row = grade_one(check, path, name, out, audience, per_check)
+        row = grade_one(check, path, name, out, audience, per_check, scoring)
         with lock:
             done[0] += 1
             if progress is not None:

@@ -75,7 +75,8 @@ TESTS="$(first '*/tests/test_ds07_radix.py')"
 [ -z "$RADIX" ] || cp "$RADIX" "$WORK/ws/tl_ds/radix.py"
 [ -z "$TESTS" ] || cp "$TESTS" "$WORK/ws/tests/test_ds07_radix.py"
 cd "$WORK"
-"$PYTHON" "$OL" check ds.07 --workspace ws --report report --require-sandbox > out.txt 2>&1
+"$PYTHON" "$OL" check ds.07 --workspace ws --report report --require-sandbox \
+    --scoring @SCORING@ > out.txt 2>&1
 STATUS=$?
 # the sandbox ended every process of the submission; in the uid sandbox, make sure of it
 if [ "$(id -u)" = 0 ] && [ -n "$DEDICATED" ]; then
@@ -132,8 +133,9 @@ def shipped_files() -> list[Path]:
     return sorted(files)
 
 
-def write_bundle(out: Path) -> list[str]:
-    """Write the autograder zip to ``out``, a file that does not exist yet; its entry names."""
+def write_bundle(out: Path, scoring: str = "pass") -> list[str]:
+    """Write the autograder zip to ``out``, a file that does not exist yet; its entry names.
+    ``scoring`` is how its results score a submission (``ol check --scoring``)."""
     if out.exists():
         raise OlError(f"{out} exists: ol never overwrites a file. Pass a new file name, "
                       "e.g. `ol gradescope-bundle ds07-autograder.zip`")
@@ -142,7 +144,7 @@ def write_bundle(out: Path) -> list[str]:
                       "existing one")
     entries = {
         "setup.sh": SETUP.format(pins=" ".join(shlex.quote(pin) for pin in pins())),
-        "run_autograder": RUN,
+        "run_autograder": RUN.replace("@SCORING@", scoring),
     }
     with zipfile.ZipFile(out, "x", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, text in entries.items():
