@@ -684,9 +684,9 @@ def test_the_gradescope_bundle_writes_results_for_a_submission_it_cannot_grade(t
     results = autograder(tmp_path, {"notes.txt": "I ran out of time"})
     assert results["score"] == 0 and results["tests"] == []
     output = results["output"]
-    assert "Upload two files to this assignment on Gradescope: your tree, tl_ds/radix.py" in output
-    assert "Not found in your submission: your tree, tl_ds/radix.py and your tests" in output
-    assert "ol start" not in output and "--workspace" not in output
+    assert output.startswith("Not graded: your submission holds no tl_ds/radix.py and no "
+                             "tests/test_ds07_radix.py. Upload your tree, tl_ds/radix.py")
+    assert grader_paths(output, tmp_path) == []
 
 
 @pytest.mark.parametrize("scoring", ["pass", "rate"])
@@ -808,6 +808,7 @@ def test_prairielearn_scores_a_passing_submission_one(tmp_path):
     assert results["gradable"] is True and results["score"] == 1.0
     assert all(test["points"] == test["max_points"] for test in results["tests"])
     assert results["message"].startswith("PASSED")
+    assert grader_paths(platform_texts(results), tmp_path) == []
 
 
 def test_prairielearn_gives_a_fail_zero_with_what_is_missing_and_the_file_cannot_be_forged(
@@ -828,13 +829,114 @@ def test_prairielearn_gives_a_fail_zero_with_what_is_missing_and_the_file_cannot
     course = [test for test in results["tests"] if test["name"].startswith("course test")]
     assert len(course) == len(COURSE_TEST_NAMES)
     assert any(test["message"] == "failed" for test in course)
+    assert results["message"].endswith("then submit again.")
+    assert grader_paths(results["output"] + results["message"], tmp_path) == []
 
 
 def test_prairielearn_says_why_a_submission_cannot_be_graded(tmp_path):
     _, results = prairielearn(tmp_path, {"notes.txt": "I ran out of time"})
     assert results["gradable"] is False and results["score"] == 0
     assert "tl_ds/radix.py" in results["format_errors"][0]
-    assert "ol start" not in results["format_errors"][0]
+    assert grader_paths(platform_texts(results), tmp_path) == []
+
+
+# --- what a student reads on a course platform ----------------------------------------------
+
+GRADER_ONLY = ("/autograder", "/grade/", "/tmp/", "ol-runs-", "ol-pl-", "--workspace", "ol diff",
+               "ol start", "ol check ds.07 --", "python -c", "send the log")
+SYNTAX_ERROR = "from tl_ds.radix import RadixTree\n\ndef test_split_by_hand(:\n    pass\n"
+AS_PYTHON_SHOWS_IT = ('  File "tests/test_ds07_radix.py", line 3\n'
+                      '    def test_split_by_hand(:\n'
+                      '                           ^\n'
+                      "SyntaxError: invalid syntax")
+
+
+def grader_paths(text: str, *roots: Path) -> list[str]:
+    """What of the grader's machine, or of a local command line, ``text`` shows."""
+    return [found for found in (*GRADER_ONLY, *map(str, roots)) if found in text]
+
+
+def platform_texts(results: dict) -> str:
+    """Every text of a platform's results file a student can read."""
+    return "\n".join(str(value) for value in (
+        results.get("output"), results.get("message"), *results.get("format_errors", []),
+        *(test.get(key, "") for test in results["tests"] for key in ("output", "message"))))
+
+
+@pytest.fixture(scope="module")
+def on_gradescope(tmp_path_factory) -> tuple[Path, dict]:
+    """The failing example (course tests fail, one test invalid) graded as the Gradescope
+    bundle grades it: ``ol check --report --platform``; (its folder, results.json)."""
+    root = tmp_path_factory.mktemp("gradescope")
+    shutil.copytree(FAILING, root / "ws")
+    code, _, _ = ol_run("check", "ds.07", "--workspace", root / "ws", "--report",
+                        root / "report", "--platform")
+    assert code == ol.ExitCode.NOT_PASSED
+    return root, json.loads((root / "report" / "results.json").read_text())
+
+
+def test_gradescope_tells_a_failing_invalid_suite_what_to_fix_without_the_graders_paths(
+        on_gradescope):
+    root, results = on_gradescope
+    text = platform_texts(results)
+    assert grader_paths(text, root) == []
+    assert "1. The course tests against your tree (tl_ds/radix.py):" in results["output"]
+    assert "2. Your tests (tests/test_ds07_radix.py) on two correct trees:" in results["output"]
+    said = results["tests"][-1]["output"]
+    assert said.startswith("NOT PASSED: course tests fail; grade refused: your tests are "
+                           "invalid") and said.endswith("then submit again.")
+    assert "not graded: your tests are invalid" in text
+
+
+def test_gradescope_shows_a_pass_without_a_next_command_or_the_graders_paths(tmp_path):
+    tests = (PASSING / "tests" / "test_ds07_radix.py").read_text()
+    results = autograder(tmp_path, {"tl_ds/radix.py": TREE, "tests/test_ds07_radix.py": tests})
+    assert results["score"] == 40
+    assert grader_paths(platform_texts(results), tmp_path) == []
+    assert results["tests"][-1]["output"].endswith("s11 among them.")
+
+
+def test_gradescope_shows_a_syntax_error_as_python_does_and_what_to_do(tmp_path):
+    results = autograder(tmp_path, {"tl_ds/radix.py": TREE,
+                                    "tests/test_ds07_radix.py": SYNTAX_ERROR})
+    output = results["output"]
+    assert results["score"] == 0 and AS_PYTHON_SHOWS_IT in output
+    assert output.endswith("Fix that line, then submit again.")
+    assert grader_paths(output, tmp_path) == []
+
+
+def test_a_fault_of_ol_on_gradescope_says_so_without_a_log_or_the_graders_paths(
+        workspace, monkeypatch, tmp_path):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError(f"division by zero in {tmp_path}/harness/x.py")
+
+    monkeypatch.setattr(ol.grading, "check", broken)
+    code, out, err = ol_run("check", "ds.07", "--workspace", workspace, "--report",
+                            tmp_path / "report", "--platform")
+    assert code == ol.ExitCode.INTERNAL and not (tmp_path / "report" / "results.json").exists()
+    assert "the grader met a fault of its own (ZeroDivisionError: division by zero in x.py)" in err
+    assert grader_paths(out + err, tmp_path) == [] and "Traceback" not in err
+
+
+def test_prairielearn_shows_a_syntax_error_as_python_does_without_the_graders_paths(tmp_path):
+    code, results = prairielearn(tmp_path, {"radix.py": TREE,
+                                            "test_ds07_radix.py": SYNTAX_ERROR})
+    assert code == ol.ExitCode.PASSED and results["gradable"] is False
+    assert AS_PYTHON_SHOWS_IT in results["format_errors"][0]
+    assert grader_paths(platform_texts(results), tmp_path) == []
+
+
+def test_prairielearn_says_a_fault_of_ol_without_a_log_or_the_graders_paths(
+        tmp_path, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError(f"division by zero in {tmp_path}/harness/x.py")
+
+    monkeypatch.setattr(ol.grading, "check", broken)
+    root = tmp_path / "grade"
+    shutil.copytree(PASSING, root / "student")
+    code, out, err = ol_run("prairielearn", "ds.07", "--root", root)
+    assert code == ol.ExitCode.INTERNAL and not (root / "results" / "results.json").exists()
+    assert "fault of its own" in err and grader_paths(out + err, tmp_path) == []
 
 
 # --- real browsers: class.html and the submission pages in headless Chromium ----------------

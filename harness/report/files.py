@@ -100,10 +100,17 @@ class ReportFolder:
         if staff:
             documents["mutation.json"] = json.dumps(stryker(result), indent=2)
         for name in self.names:
-            path = self.folder / name
-            with path.open("x", encoding="utf-8") as out:  # "x": never overwrite
-                out.write(documents[name] + "\n")
-            self.written.append(name)
+            self.put(name, documents[name])
+
+    def write_ungraded(self, reason: str) -> None:
+        """Only results.json, for a submission that could not be graded: no score, and why."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.put("results.json", json.dumps(not_graded(reason), indent=2))
+
+    def put(self, name: str, text: str) -> None:
+        with (self.folder / name).open("x", encoding="utf-8") as out:  # "x": never overwrite
+            out.write(text + "\n")
+        self.written.append(name)
 
 
 # --- what every report says of a mutant ---------------------------------------------------
@@ -199,6 +206,13 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float,
     }
 
 
+def not_graded(reason: str) -> dict:
+    """Gradescope's results for a submission ol could not grade: 0 and why, in the student's
+    terms (the files as submitted, what to change before submitting again)."""
+    return {"score": 0, "execution_time": 0, "output": reason, "output_format": "text",
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+
+
 PRAIRIELEARN_LIMIT = 1_000_000  # bytes PrairieLearn accepts in results.json
 
 
@@ -226,7 +240,7 @@ def prairielearn(result: Check, terminal: str, verdict: str, seconds: float,
 def ungradable(reason: str) -> dict:
     """What PrairieLearn shows for a submission ol cannot grade: why, and no score."""
     return {"gradable": False, "score": 0, "format_errors": [reason],
-            "message": f"Not graded: {reason}", "tests": []}
+            "message": reason.split("\n", 1)[0], "output": reason, "tests": []}
 
 
 def row(name: str, passed: bool, output: str, number: str, tag: str) -> dict:

@@ -6,13 +6,14 @@ batch of checks can keep each submission's text apart.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from typing import TextIO
 
 from harness.chapter import COURSE_TEST_NAMES, REQUIRED_NAMES, REQUIRED_TEST_HINT, THRESHOLD_PERCENT
 from harness.grade import grading, mutation
 from harness.grade.course import needed
-from harness.grade.workspace import Workspace
+from harness.grade.workspace import RADIX_FILE, TEST_FILE, Workspace, unrooted
 from harness.run.judge import RunResult, Status
 
 
@@ -63,12 +64,14 @@ def print_course(run: RunResult, out: TextIO | None = None) -> None:
             print(f"    {line}", file=out)
 
 
-def verdict(result: grading.Check, option: str) -> str:
-    """One line: PASSED, or what is wrong and what to do first."""
+def verdict(result: grading.Check, option: str, platform: bool = False) -> str:
+    """One line: PASSED, or what is wrong and what to do first. On a course platform
+    (``platform``) the next step is to submit again, never a command."""
     total = len(result.mutants)
     if result.passed:
-        return (f"PASSED: the course tests pass and your tests kill {result.kills} of {total} "
-                f"mutants, {REQUIRED_NAMES} among them. Next: `ol diff ds.07{option}`.")
+        done = (f"PASSED: the course tests pass and your tests kill {result.kills} of {total} "
+                f"mutants, {REQUIRED_NAMES} among them.")
+        return done if platform else f"{done} Next: `ol diff ds.07{option}`."
     wrong, todo = [], []
     if not result.course_passed:
         wrong.append("course tests fail")
@@ -85,13 +88,27 @@ def verdict(result: grading.Check, option: str) -> str:
     if result.mutants and not result.rate_met:
         wrong.append(f"{result.kills} of {total} mutants killed, {needed(total)} needed")
         todo.append("read the hints of the survivors")
-    return f"NOT PASSED: {'; '.join(wrong)}. Next: {todo[0]}, then run `ol check ds.07{option}`."
+    again = "submit again" if platform else f"run `ol check ds.07{option}`"
+    return f"NOT PASSED: {'; '.join(wrong)}. Next: {todo[0]}, then {again}."
 
 
 def show_check(result: grading.Check, workspace: Workspace,
                out: TextIO | None = None, missed: bool = False,
-               audience: str = "student") -> None:
-    """What `ol check` prints: the course table, the student's tests, the mutants, a verdict."""
+               audience: str = "student", platform: bool = False) -> None:
+    """What `ol check` prints: the course table, the student's tests, the mutants, a verdict.
+    On a course platform (``platform``) files are named as submitted, with no folder of the
+    grader's, and no command is suggested that the platform does not have."""
+    if platform:
+        text = io.StringIO()
+        show_check(result, workspace, text, missed, audience)
+        lines = text.getvalue().splitlines()[1:]  # the command line ran on the grader's side
+        said = "\n".join(lines).replace(f"{workspace.radix}", RADIX_FILE.as_posix()).replace(
+            f"{workspace.tests}", TEST_FILE.as_posix())
+        said = said.rsplit("\n", 1)[0] + "\n" + verdict(result, "", platform=True)
+        print("ol check ds.07" + unrooted("\n".join(
+            line for line in said.splitlines() if "--missed" not in line)), file=out)
+        return
+
     def say(line: str = "") -> None:
         print(line, file=out)
 
