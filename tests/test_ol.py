@@ -639,9 +639,94 @@ def test_the_class_summary_agrees_with_the_submissions_own_reports(tmp_path):
         ("dave", "not passed")]
     assert sum(entry["suites"] for entry in summary["scores"]) == 2
     page = (out / "class.html").read_text()
-    assert "3 submissions: 1 passed, 2 not passed, 0 could not be graded" in page
+    assert "1 of 3 submissions passed." in page and "2 not passed, 0 could not be graded" in page
     assert "<a href='dave/reports/mutation.html'>dave</a>" in page
-    assert "<script" not in page and "http" not in page
+    assert "<script" not in page and "http:" not in page.replace(SVG_NAMESPACE, "")
+    for link in re.findall(r"href='([^']+)'", page):
+        assert (out / link).is_file(), link
+
+
+SVG_NAMESPACE = "xmlns='http://www.w3.org/2000/svg'"  # a name, never fetched
+
+
+def a_class(mutants: tuple) -> list[batch.Row]:
+    """Five submissions: two passes (18 and 13 kills), a fail that misses s11, a refused
+    suite that killed everything, and one that could not be graded."""
+    ids = [mutant.id for mutant in mutants]
+    without_s11 = tuple(id for id in ids if id != "s11")
+    return [
+        batch.Row("ann", "passed", 11, 18, 1.0, "killed", (), 50.0, "", graded=True,
+                  killed=tuple(ids)),
+        batch.Row("ben", "passed", 11, 13, 0.7222, "killed", (), 50.0, "", graded=True,
+                  killed=tuple(ids[:13]) if "s11" in ids[:13] else (*ids[:12], "s11")),
+        batch.Row("cy", "not passed", 11, 17, 0.9444, "survived", (), 50.0, "", graded=True,
+                  killed=without_s11),
+        batch.Row("dee", "not passed", 11, 18, 1.0, "killed", ("test_x",), 50.0, "",
+                  graded=False, refusal="invalid tests: test_x"),
+        batch.Row("eve", "error", None, None, None, "", (), 1.0, "missing",
+                  refusal="tl_ds/radix.py missing"),
+    ]
+
+
+def class_html(tmp_path: Path) -> str:
+    mutants = catalog.load_catalog()
+    rows = a_class(mutants)
+    for row in rows:  # the files ol grade leaves for each
+        (tmp_path / row.submission).mkdir()
+        (tmp_path / row.submission / "check.txt").write_text("")
+        if row.verdict != "error":
+            (tmp_path / row.submission / "reports").mkdir()
+            (tmp_path / row.submission / "reports" / "mutation.html").write_text("")
+    batch.write_summary(tmp_path, rows)
+    return (tmp_path / "class.html").read_text()
+
+
+def test_class_html_opens_with_how_many_passed_then_the_pitfalls_missed_most(tmp_path):
+    page = class_html(tmp_path)
+    order = [page.index(text) for text in (
+        "2 of 5 submissions passed.", "The pitfalls the class missed most",
+        "How the graded suites' kill rates spread", "The course tests, most failed first",
+        "Every submission")]
+    assert order == sorted(order)
+
+
+def test_class_html_sets_the_required_mutant_apart_and_lists_misses_most_first(tmp_path):
+    page = class_html(tmp_path)
+    box = page[page.index("<div class='required'"):]
+    assert box.startswith("<div class='required' id='required'><h3>Required: s11")
+    assert "Missed by 1 of 3 graded suites (33%)" in box
+    table = page[page.index("suites that miss it"):page.index("How the graded suites")]
+    misses = [int(count) for count in re.findall(r"<td class='n'>(\d+) of 3</td>", table)]
+    assert len(misses) == TOTAL - 1 and misses == sorted(misses, reverse=True)
+    assert "<td>s11</td>" not in table
+
+
+def test_class_html_bars_show_the_share_their_heading_names(tmp_path):
+    page = class_html(tmp_path)
+    table = page[page.index("suites that miss it"):page.index("How the graded suites")]
+    for count, share, shown in re.findall(
+            r"<td class='n'>(\d+) of 3</td><td class='n'>(\d+)%</td><td><span class='track'>"
+            r"<span class='bar missed' style='width:([\d.]+)%'", table):
+        assert round(float(shown)) == int(share) == round(int(count) * 100 / 3)
+
+
+def test_class_html_draws_the_kill_rates_with_the_threshold_marked(tmp_path):
+    page = class_html(tmp_path)
+    svg = page[page.index("<svg"):page.index("</svg>")]
+    assert f"threshold: {needed(TOTAL)} of {TOTAL}" in svg and "id='threshold'" in svg
+    bars = re.findall(r"<title>(\d+) suites killed (\d+) of", svg)
+    assert sum(int(suites) for suites, _ in bars) == 3  # the refused suite is not drawn
+    assert "<title>1 suites killed 18 of" in svg and "<title>1 suites killed 13 of" in svg
+
+
+def test_class_html_counts_nothing_for_a_refused_suite_and_links_only_what_exists(tmp_path):
+    page = class_html(tmp_path)
+    dee = page[page.rindex("<tr><td><a href='dee/"):].split("</tr>")[0]
+    assert "<td class='n refused'>refused</td><td></td>" in dee and "18 of 18" not in dee
+    assert "<a href='eve/check.txt'>eve</a>" in page and "eve/reports" not in page
+    for link in re.findall(r"href='([^']+)'", page):
+        assert (tmp_path / link).is_file(), link
+    assert "<script" not in page and "http:" not in page.replace(SVG_NAMESPACE, "")
 
 
 def test_ol_grade_refuses_an_out_folder_with_files_in_it(tmp_path):
@@ -975,7 +1060,7 @@ def test_class_html_of_fifty_submissions_renders_every_row_and_aggregate(tmp_pat
     page.write_text(class_page(class_summary(rows, mutants), rows))
     dom = rendered(page, tmp_path, "class")
     assert dom.count("/reports/mutation.html") == 50
-    assert "50 submissions:" in dom and "most missed first" in dom
+    assert "33 of 50 submissions passed." in dom and "The pitfalls the class missed most" in dom
 
 
 @needs_chromium
