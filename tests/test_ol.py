@@ -18,6 +18,7 @@ import sys
 import textwrap
 import xml.etree.ElementTree as ElementTree
 import zipfile
+import zlib
 from collections import Counter
 from pathlib import Path
 from types import NoneType
@@ -1026,49 +1027,151 @@ def test_prairielearn_says_a_fault_of_ol_without_a_log_or_the_graders_paths(
 
 # --- real browsers: class.html and the submission pages in headless Chromium ----------------
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not "
-                                    "installed here (nor served by the package registry)")
+CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser",
+                                                "google-chrome"))), None)
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium found on PATH "
+                                    "(chromium, chromium-browser or google-chrome): install it "
+                                    "with `apt-get install -y chromium`, as .ci/run does")
+WIDTHS = (390, 1280)  # a phone and a desktop
+
+
+def png_pixels(path: Path) -> tuple[int, int, list[bytes]]:
+    """An 8-bit RGB or RGBA PNG without interlace: (width, height, rows of RGB(A) bytes)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    position, chunks, header = 8, [], b""
+    while position < len(data):
+        length = int.from_bytes(data[position:position + 4], "big")
+        kind = data[position + 4:position + 8]
+        body = data[position + 8:position + 8 + length]
+        header = body if kind == b"IHDR" else header
+        chunks += [body] if kind == b"IDAT" else []
+        position += 12 + length
+    width, height = int.from_bytes(header[:4], "big"), int.from_bytes(header[4:8], "big")
+    depth, colour, interlace = header[8], header[9], header[12]
+    assert depth == 8 and colour in (2, 6) and interlace == 0, (depth, colour, interlace)
+    size = 3 if colour == 2 else 4
+    raw, stride, rows = zlib.decompress(b"".join(chunks)), width * size, []
+    previous = bytearray(stride)
+    for number in range(height):
+        start = number * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        for i in range(stride):
+            left = line[i - size] if i >= size else 0
+            up, corner = previous[i], previous[i - size] if i >= size else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 255
+            elif kind == 2:
+                line[i] = (line[i] + up) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 255
+            elif kind == 4:
+                guess = left + up - corner
+                near = min((abs(guess - left), 0, left), (abs(guess - up), 1, up),
+                           (abs(guess - corner), 2, corner))[2]
+                line[i] = (line[i] + near) & 255
+        rows.append(bytes(line))
+        previous = line
+    return width, height, [row if size == 3 else bytes(b for i, b in enumerate(row)
+                                                       if i % 4 != 3) for row in rows]
+
+
+def looks_like_a_page(shot: Path, width: int) -> None:
+    """The screenshot is ``width`` wide, not blank (many colours), with dark text at the top."""
+    shot_width, height, rows = png_pixels(shot)
+    assert shot_width == width, (shot, shot_width)
+    colours = {row[i:i + 3] for row in rows[::7] for i in range(0, len(row), 21)}
+    assert len(colours) > 8, f"{shot} is blank: {len(colours)} colours"
+    top = rows[:min(height, 120)]
+    dark = sum(sum(row[i:i + 3]) < 240 for row in top for i in range(0, len(row), 3))
+    assert dark > 200, f"{shot} shows no text at the top ({dark} dark pixels)"
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    """Where the screenshots are kept: OL_SCREENSHOTS, else pytest's own kept temporary
+    folders (the last three runs)."""
+    kept = os.environ.get("OL_SCREENSHOTS")
+    folder = Path(kept) if kept else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def rendered(page: Path, shots: Path, name: str) -> str:
-    """The DOM headless Chromium builds from ``page``; a screenshot kept as ``name``.png."""
+    """The DOM headless Chromium builds from ``page``, after keeping a screenshot at each of
+    WIDTHS as ``name``-WIDTH.png and checking that each shows a page with text; every link
+    of the page is followed (a file that exists, or an element of the page)."""
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={shots / 'profile'}"]
+             "--hide-scrollbars", f"--user-data-dir={shots / 'profile'}"]
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page.as_uri()], capture_output=True,
                          text=True, timeout=120).stdout
-    shot = shots / f"{name}.png"
-    subprocess.run([CHROMIUM, *flags, "--window-size=1280,1600", f"--screenshot={shot}",
-                    page.as_uri()], capture_output=True, timeout=120)
-    assert shot.stat().st_size > 10_000
-    print(f"screenshot: {shot}")
+    assert "</html>" in dom, f"Chromium rendered nothing of {page}"
+    for width in WIDTHS:
+        shot = shots / f"{name}-{width}.png"
+        subprocess.run([CHROMIUM, *flags, f"--window-size={width},1400",
+                        f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+        looks_like_a_page(shot, width)
+        print(f"screenshot: {shot}")
+    for link in re.findall(r'href="([^"]+)"', dom):
+        if link.startswith("#"):
+            assert f'id="{link[1:]}"' in dom, f"{page.name}: {link} names no element"
+        else:
+            assert "://" not in link and (page.parent / link).is_file(), f"{page.name}: {link}"
     return dom
 
 
 @needs_chromium
-def test_class_html_of_fifty_submissions_renders_every_row_and_aggregate(tmp_path):
+def test_class_html_shows_its_headline_threshold_and_s11_in_a_browser_at_both_widths(
+        tmp_path, shots):
+    class_html(tmp_path)
+    dom = rendered(tmp_path / "class.html", shots, "class")
+    assert "2 of 5 submissions passed." in dom and "Required: s11" in dom
+    assert "threshold: 13 of 18" in dom
+
+
+@needs_chromium
+def test_class_html_of_fifty_submissions_renders_every_row_and_aggregate(tmp_path, shots):
     mutants = catalog.load_catalog()
     rows = [batch.Row(f"student-{number:02d}", "passed" if number % 3 else "not passed",
-                      "11 of 11", f"{number % (len(mutants) + 1)} of {len(mutants)}", "killed",
-                      "", 30.0, "", graded=number % 5 != 0,
+                      11, number % (len(mutants) + 1), 0.5, "killed", (), 30.0, "",
+                      graded=number % 5 != 0,
                       killed=tuple(mutant.id for mutant in mutants[:number % len(mutants)]),
                       course_failed=("test_locks_pin_the_path",) if number % 4 == 0 else (),
                       refusal="" if number % 5 else "invalid tests: test_x")
             for number in range(50)]
+    for row in rows:
+        (tmp_path / row.submission / "reports").mkdir(parents=True)
+        (tmp_path / row.submission / "reports" / "mutation.html").write_text("")
     page = tmp_path / "class.html"
     page.write_text(class_page(class_summary(rows, mutants), rows))
-    dom = rendered(page, tmp_path, "class")
-    assert dom.count("/reports/mutation.html") == 50
+    dom = rendered(page, shots, "class-of-fifty")
+    assert dom[dom.index("Every submission"):].count("/reports/mutation.html") == 50
     assert "33 of 50 submissions passed." in dom and "The pitfalls the class missed most" in dom
 
 
 @needs_chromium
 def test_the_staff_and_student_pages_render_with_their_headings_and_every_mutant(
-        checked, reports, tmp_path):
-    staff = rendered(reports["passing"] / "mutation.html", tmp_path, "staff")
-    student = rendered(reports["failing"] / "mutation.html", tmp_path, "student")
+        checked, reports, shots):
+    staff = rendered(reports["passing"] / "mutation.html", shots, "staff")
+    student = rendered(reports["failing"] / "mutation.html", shots, "student")
     for id in [mutant.id for mutant in catalog.load_catalog()]:
         assert f"<tr id=\"{id}\">" in staff and f"<tr id=\"{id}\">" in student
     assert "<h1>passing: PASSED</h1>" in staff and "Staff only: the reference" in staff
     assert "<h1>failing: NOT PASSED</h1>" in student and "Staff only" not in student
+
+
+def test_a_blank_screenshot_is_told_apart_from_a_page(tmp_path):
+    blank = tmp_path / "blank.png"
+    row = b"\x00" + b"\xff\xff\xff" * 390
+    header = (390).to_bytes(4, "big") + (200).to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (len(body).to_bytes(4, "big") + kind + body
+                + zlib.crc32(kind + body).to_bytes(4, "big"))
+
+    blank.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+                      + chunk(b"IDAT", zlib.compress(row * 200)) + chunk(b"IEND", b""))
+    assert png_pixels(blank)[:2] == (390, 200)
+    with pytest.raises(AssertionError, match="blank"):
+        looks_like_a_page(blank, 390)

@@ -316,7 +316,8 @@ def stryker(result: Check) -> dict:
 # --- mutation.html --------------------------------------------------------------------------
 
 BASE_STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 76em; color: #222; }
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 76em; color: #222;
+       padding: 0 1em; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .3em .6em; border-bottom: 1px solid #ddd;
@@ -370,6 +371,7 @@ def page(result: Check, verdict: str, staff: bool, name: str = "") -> str:
     title = f"{name}: {outcome}" if name else outcome
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         f"<title>{html.escape(title)} (ds.07)</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
