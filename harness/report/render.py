@@ -98,24 +98,26 @@ def show_check(result: grading.Check, workspace: Workspace,
     """What `ol check` prints: the course table, the student's tests, the mutants, a verdict.
     On a course platform (``platform``) files are named as submitted, with no folder of the
     grader's, and no command is suggested that the platform does not have."""
-    if platform:
+    if platform:  # the student's own names; the grader's folders taken out of every message
         text = io.StringIO()
-        show_check(result, workspace, text, missed, audience)
-        lines = text.getvalue().splitlines()[1:]  # the command line ran on the grader's side
-        said = "\n".join(lines).replace(f"{workspace.radix}", RADIX_FILE.as_posix()).replace(
-            f"{workspace.tests}", TEST_FILE.as_posix())
-        said = said.rsplit("\n", 1)[0] + "\n" + verdict(result, "", platform=True)
-        print("ol check ds.07" + unrooted("\n".join(
-            line for line in said.splitlines() if "--missed" not in line)), file=out)
-        return
+        write_check(result, RADIX_FILE.as_posix(), TEST_FILE.as_posix(), None, text, missed,
+                    audience)
+        print(unrooted(text.getvalue()), end="", file=out)
+    else:
+        write_check(result, str(workspace.radix), str(workspace.tests), workspace.option(), out,
+                    missed, audience)
 
+
+def write_check(result: grading.Check, radix: str, tests: str, option: str | None,
+                out: TextIO | None, missed: bool, audience: str) -> None:
+    """show_check's text, the files named ``radix`` and ``tests``; ``option`` names the
+    workspace in the commands it suggests, None where no command can be run (a platform)."""
     def say(line: str = "") -> None:
         print(line, file=out)
 
-    say(f"ol check ds.07{workspace.option()}\n\n1. The course tests against your tree "
-        f"({workspace.radix}):")
+    say(f"ol check ds.07{option or ''}\n\n1. The course tests against your tree ({radix}):")
     print_course(result.course, out)
-    say(f"\n2. Your tests ({workspace.tests}) on two correct trees:")
+    say(f"\n2. Your tests ({tests}) on two correct trees:")
     if result.on_reference is not None:
         say(f"  {len(result.on_reference.records)} tests; on the reference: "
             f"{tally(result.on_reference)}; on the second correct tree: "
@@ -132,12 +134,12 @@ def show_check(result: grading.Check, workspace: Workspace,
         coverage = result.own.coverage
         said = coverage.summary() if coverage is not None else (
             f"not measured: the run on your tree did not finish ({result.own.status.value})")
-        say(f"  coverage of {workspace.radix} by your tests (not graded): {said}")
+        say(f"  coverage of {radix} by your tests (not graded): {said}")
         if coverage is not None and missed:
             for line in coverage.missed() or ["every line and branch runs"]:
                 say(f"    {line}")
-        elif coverage is not None and coverage.missed():
-            say(f"    `ol check ds.07{workspace.option()} --missed` lists what they never run")
+        elif coverage is not None and coverage.missed() and option is not None:
+            say(f"    `ol check ds.07{option} --missed` lists what they never run")
     if result.mutants:
         graded = "" if result.graded else " (provisional: without the invalid tests)"
         say(f"\n3. Your tests against the {len(result.mutants)} planted mutants{graded}:")
@@ -145,7 +147,7 @@ def show_check(result: grading.Check, workspace: Workspace,
                 for done in result.mutants]
         table(rows, ("id", "pitfall", "result"), out)
         say(f"\n  {kill_rate(result)}")
-    say(f"\n{verdict(result, workspace.option())}")
+    say(f"\n{verdict(result, option or '', platform=option is None)}")
 
 
 def mutant_state(result: grading.Check, done: mutation.MutantResult) -> str:
