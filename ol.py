@@ -105,6 +105,10 @@ CACHE = argument("--cache", type=Path, default=None, metavar="DIR",
 AUDIENCE = argument("--audience", choices=reports_module.AUDIENCES, default="student",
                     help="what reports show: student (default): statuses, killing tests and "
                          "hints; staff: also the reference source and the diffs")
+SCORING = argument("--scoring", choices=reports_module.SCORINGS, default="pass",
+                   help="staff: how results.json scores a submission: pass (default): full "
+                        "marks when ol check passes, none otherwise; rate: a pass earns 30 of "
+                        "40 at the threshold and the rest with the kills beyond it")
 REFUSE_FLAGGED = argument("--refuse-flagged", action="store_true",
                           help="staff: refuse to grade a test file the static scan flags (the "
                                "scan is a lint; the sandbox is what contains the tests)")
@@ -296,18 +300,23 @@ def unsandboxed_note(engine: Engine) -> None:
 
 def cmd_check(args: argparse.Namespace, engine: Engine) -> int:
     workspace = open_workspace(args)
-    workspace.require(radix=True, tests=True)
-    if args.require_sandbox:
-        require_sandbox(engine, "ol check --require-sandbox")  # closes ol to runs as well
-    else:
-        close_to_runs(engine)
     reports = (reports_module.ReportFolder(args.report, args.audience,
-                                           workspace.root.resolve().name)
+                                           workspace.root.resolve().name, args.scoring)
                if args.report else None)
     progress = Display()
     try:
+        workspace.require(radix=True, tests=True)
+        if args.require_sandbox:
+            require_sandbox(engine, "ol check --require-sandbox")  # closes ol to runs as well
+        else:
+            close_to_runs(engine)
         result, text = check_and_report(engine, workspace, reports, progress, args.jobs,
-                                        args.refuse_flagged, args.missed, args.audience)
+                                        args.refuse_flagged, args.missed, args.audience,
+                                        args.platform)
+    except OlError as error:
+        if reports is not None and args.platform and error.platform:
+            reports.write_ungraded(error.platform)  # the platform says why: no score of 0 unsaid
+        raise
     finally:
         progress.close()
     sys.stdout.write(text)
@@ -321,14 +330,17 @@ def check_and_report(engine: Engine, workspace: workspace_module.Workspace,
                      reports: reports_module.ReportFolder | None,
                      progress: Callable[[str], None] | None = None, jobs: int | None = None,
                      refuse_flagged: bool = False, missed: bool = False,
-                     audience: str = "student") -> tuple[grading.Check, str]:
-    """`ol check` of one workspace: the result and its text, written to ``reports`` if any."""
+                     audience: str = "student",
+                     platform: bool = False) -> tuple[grading.Check, str]:
+    """`ol check` of one workspace: the result and its text, written to ``reports`` if any.
+    With ``platform`` the text is for a course platform's student (see show_check), and so
+    are the reports' texts."""
     started = time.monotonic()
     result = grading.check(engine, workspace, progress, jobs, refuse_flagged)
     text = io.StringIO()
-    show_check(result, workspace, text, missed, audience)
+    show_check(result, workspace, text, missed, audience, platform)
     if reports is not None:
-        reports.write(result, text.getvalue(), verdict(result, workspace.option()),
+        reports.write(result, text.getvalue(), verdict(result, workspace.option(), platform),
                       time.monotonic() - started)
     return result, text.getvalue()
 
@@ -374,11 +386,13 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
                 return check_and_report(own, workspace, reports, None, runs,
                                         args.refuse_flagged, audience=args.audience)
 
-        rows = batch.grade_all(check, args.submissions, args.out, jobs, args.audience, progress)
+        rows = batch.grade_all(check, args.submissions, args.out, jobs, args.audience, progress,
+                               args.scoring)
     finally:
         progress.close()
-    table([(row.submission, row.verdict, row.course_tests_passed, row.kill_rate, row.s11,
-            f"{row.seconds:.0f} s") for row in rows],
+    planted = len(catalog.load_catalog())
+    table([(row.submission, row.verdict, batch.course_count(row), batch.kill_count(row, planted),
+            row.s11, f"{row.seconds:.0f} s") for row in rows],
           ("submission", "verdict", "course", "killed", "s11", "time"))
     counts = {verdict: sum(row.verdict == verdict for row in rows)
               for verdict in VERDICTS}
@@ -387,6 +401,14 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
           + f". Reports and summary.csv/summary.json in {args.out}")
     return ExitCode.PASSED
 
+
+# what a platform's student reads when the grader's own setup stops a grade (staff read why)
+SETUP_PROBLEM = ("Not graded: the grader could not run here, a problem of its setup and not of "
+                 "your work. No score was recorded; tell the course staff, who will grade it "
+                 "again.")
+# what a platform's student reads of a fault of ol (the grader's own code)
+PLATFORM_FAULT = ("Not graded: the grader met a fault of its own ({what}), not of your work. "
+                  "No score was recorded; the course staff will grade it again.")
 
 # what PrairieLearn mounts beside the student's files, for the grader alone
 PRAIRIELEARN_PRIVATE = ("data", "tests", "serverFilesCourse")
@@ -411,11 +433,13 @@ def cmd_prairielearn(args: argparse.Namespace, engine: Engine) -> int:
             require_sandbox(engine, "ol prairielearn",
                             [args.root / name for name in PRAIRIELEARN_PRIVATE])
             workspace = workspace_module.gather(args.root / "student", Path(scratch) / "ws")
-            result, text = check_and_report(engine, workspace, None)
-            said = reports_module.prairielearn(result, text, verdict(result, ""),
-                                               time.monotonic() - started)
+            result, text = check_and_report(engine, workspace, None, platform=True)
+            said = reports_module.prairielearn(result, text, verdict(result, "", True),
+                                               time.monotonic() - started, args.scoring)
         except OlError as error:
-            said = reports_module.ungradable(" ".join(str(error).split()))
+            if not error.platform:  # the grader's setup, not the submission: staff read this
+                print(f"ol: {error}", file=sys.stderr)
+            said = reports_module.ungradable(error.platform or SETUP_PROBLEM)
     # written under a name no run could know, then moved: every run has ended by now
     secret = results / f".ol-results-{secrets.token_hex(16)}"
     secret.write_text(json.dumps(said, indent=2) + "\n", encoding="utf-8")
@@ -426,7 +450,7 @@ def cmd_prairielearn(args: argparse.Namespace, engine: Engine) -> int:
 
 
 def cmd_gradescope_bundle(args: argparse.Namespace, engine: Engine) -> int:
-    names = bundle.write_bundle(args.out)
+    names = bundle.write_bundle(args.out, args.scoring)
     print(f"wrote {args.out}: setup.sh, run_autograder and {len(names) - 2} files of ol. "
           "Upload it as the autograder of a Gradescope programming assignment; students "
           "submit tl_ds/radix.py and tests/test_ds07_radix.py.")
@@ -454,7 +478,11 @@ COMMANDS = (
                       help="list the lines and branches of your radix.py your tests never run"),
              argument("--require-sandbox", action="store_true",
                       help="staff: refuse to grade (exit 2) where no sandbox can start"),
-             AUDIENCE, REFUSE_FLAGGED, SANDBOX, ISOLATION, FRESH)),
+             argument("--platform", action="store_true",
+                      help="staff: texts for a course platform's student (files named as "
+                           "submitted, no local command; a submission that cannot be graded "
+                           "still gets a results.json saying why); run_autograder passes it"),
+             AUDIENCE, SCORING, REFUSE_FLAGGED, SANDBOX, ISOLATION, FRESH)),
     Command("diff", "your tree against the reference, once the course tests pass", cmd_diff,
             (MODULE, WORKSPACE, SANDBOX, FRESH)),
     Command("grade", "staff: grade many workspaces, a report folder each and a summary",
@@ -467,7 +495,7 @@ COMMANDS = (
              argument("--out", type=Path, default=Path("ol-grades"), metavar="DIR",
                       help="a new or empty folder for the reports and the summary "
                            "(default: ./ol-grades)"),
-             AUDIENCE, REFUSE_FLAGGED, SANDBOX, ISOLATION, FRESH, CACHE)),
+             AUDIENCE, SCORING, REFUSE_FLAGGED, SANDBOX, ISOLATION, FRESH, CACHE)),
     Command("mutants", "staff: the kill matrix of the course suite against the planted "
             "mutants", cmd_mutants,
             (MODULE, SANDBOX, ISOLATION)),
@@ -487,11 +515,11 @@ COMMANDS = (
             cmd_prairielearn,
             (MODULE, argument("--root", type=Path, default=Path("/grade"), metavar="DIR",
                               help="the grading folder PrairieLearn mounts (default: /grade)"),
-             SANDBOX)),
+             SCORING, SANDBOX)),
     Command("gradescope-bundle", "staff: write the Gradescope autograder zip",
             cmd_gradescope_bundle,
             (argument("out", type=Path, metavar="OUT.zip", help="a file that does not exist "
-                      "yet"),),
+                      "yet"), SCORING),
             description="staff: write the Gradescope autograder zip (setup.sh, run_autograder "
                         "and ol itself) to a new file"),
 )
@@ -565,8 +593,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\nol: interrupted; every run was stopped and its files removed.", file=sys.stderr)
         return ExitCode.INTERRUPTED
     except Exception as error:  # ol's own fault: said to be ours, never a verdict
-        print(f"ol: {fault_paragraph(error, argv)}", file=sys.stderr)
+        if on_platform(argv):  # a log file on the grader's machine helps no one there
+            what = str(error) if isinstance(error, OlFault) else \
+                "".join(traceback.format_exception_only(type(error), error)).strip()
+            print(f"ol: {PLATFORM_FAULT.format(what=workspace_module.unrooted(what))}",
+                  file=sys.stderr)
+        else:
+            print(f"ol: {fault_paragraph(error, argv)}", file=sys.stderr)
         return ExitCode.INTERNAL
+
+
+def on_platform(argv: Sequence[str] | None) -> bool:
+    """Whether the command grades for a course platform, whose student reads what it says."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    return "--platform" in given or given[:1] == ["prairielearn"]
 
 
 def fault_paragraph(error: BaseException, argv: Sequence[str] | None) -> str:

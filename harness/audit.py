@@ -32,10 +32,12 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import tomllib
 from collections.abc import Callable
@@ -328,10 +330,30 @@ def audit(engine: Engine, target: Target, jobs: int,
     return result
 
 
-def report(result: Audit, target: Target, out=None) -> None:
-    """What `ol audit` prints: coverage, the mutmut counts, every unexplained survivor."""
-    def say(line: str = "") -> None:
-        print(line, file=out)
+def terminal_width() -> int:
+    """The columns of the terminal ol prints to (100 when it is not a terminal)."""
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def fitted(line: str, width: int, hang: int = 0) -> str:
+    """``line`` cut into lines of at most ``width`` columns at spaces, the lines after the
+    first indented by ``hang`` (by 8 when ``hang`` leaves less than half the width)."""
+    if len(line) <= width:
+        return line
+    lead = len(line) - len(line.lstrip(" "))
+    hang = hang if 0 < hang <= width // 2 else lead + 8
+    return "\n".join(textwrap.wrap(line, width, subsequent_indent=" " * hang,
+                                    break_long_words=False, break_on_hyphens=False,
+                                    drop_whitespace=True)) or line
+
+
+def report(result: Audit, target: Target, out=None, width: int | None = None) -> None:
+    """What `ol audit` prints: coverage, the mutmut counts, every unexplained survivor; prose
+    wrapped at ``width`` (the terminal's), diffs as they are."""
+    width = width or terminal_width()
+
+    def say(line: str = "", hang: int = 0) -> None:
+        print(fitted(line, width, hang), file=out)
 
     aside = "".join(f", {name} aside" for name in result.instrument_coverage)
     say(f"\nCoverage of {target.label} by the suite{aside}: {result.coverage.summary()}")
@@ -363,7 +385,7 @@ def report(result: Audit, target: Target, out=None) -> None:
         for mutant in unexplained:
             say(f"\n{mutant.name}: {mutant.status}")
             for line in mutant.diff.splitlines()[1:]:
-                say(f"    {line}")
+                print(f"    {line}", file=out)  # a diff is never rewrapped
     for entry in result.stale:
         what = "every survivor of" if entry.instrument else f"`{entry.was}` -> `{entry.now}` in"
         say(f"\nSTALE entry of {target.equivalents.name}: {what} {entry.function} "
@@ -443,29 +465,32 @@ def short(name: str) -> str:
     return name.removeprefix("test_")
 
 
-def report_catalog(run: CatalogRun, out=None) -> None:
-    """What `ol audit` prints of the audit catalog: per mutant, the course tests that kill it."""
-    def say(line: str = "") -> None:
-        print(line, file=out)
+def report_catalog(run: CatalogRun, out=None, width: int | None = None) -> None:
+    """What `ol audit` prints of the audit catalog: per mutant, the course tests that kill it,
+    wrapped at ``width`` (the terminal's) under the column of the killers."""
+    width = width or terminal_width()
+
+    def say(line: str = "", hang: int = 0) -> None:
+        print(fitted(line, width, hang), file=out)
 
     results = run.results
     say(f"\nThe audit catalog (mutants/audit/): {len(results)} plausible bugs beyond the "
         "chapter's 18, against the course suite (the course profile's steps, without "
         "shrinking; each tree judged by its public interface alone)")
-    width = max(len(result.mutant.title) for result in results)
+    titles = max(len(result.mutant.title) for result in results)
     groups = max(len(result.mutant.group) for result in results)
-    say(f"{'id':<4} {'rule':<{groups}} {'pitfall':<{width}}  killed by")
+    say(f"{'id':<4} {'rule':<{groups}} {'pitfall':<{titles}}  killed by")
     for result in results:
         killers = (", ".join(map(short, result.killers)) if result.run.status is
                    Status.OK else result.run.status.value) or "NOTHING: it survives"
         say(f"{result.mutant.id:<4} {result.mutant.group:<{groups}} "
-            f"{result.mutant.title:<{width}}  {killers}")
+            f"{result.mutant.title:<{titles}}  {killers}", hang=4 + 1 + groups + 1 + titles + 2)
     killed = len(results) - len(run.survivors)
     model = sum(MODEL_TEST in result.killers for result in results)
     say(f"\n{killed} of {len(results)} audit mutants killed by the course suite; the model "
         f"test alone kills {model}.")
     for result in run.survivors:
-        say(f"SURVIVES {result.mutant.id}: {result.mutant.title} ({result.mutant.rule})")
+        say(f"SURVIVES {result.mutant.id}: {result.mutant.title} ({result.mutant.rule})", 9)
 
 
 @dataclass(frozen=True)
@@ -537,10 +562,13 @@ def run_seeds(engine: Engine, chapter: tuple[catalog.Mutant, ...],
     return SeedRun(seeds, baseline.seconds, tuple(rows))
 
 
-def report_seeds(run: SeedRun, out=None) -> None:
-    """The table of `ol audit --seeds K`: per mutant, the share of seeds that kill it."""
-    def say(line: str = "") -> None:
-        print(line, file=out)
+def report_seeds(run: SeedRun, out=None, width: int | None = None) -> None:
+    """The table of `ol audit --seeds K`: per mutant, the share of seeds that kill it, wrapped
+    at ``width`` (the terminal's) under the column of the seeds."""
+    columns = width or terminal_width()
+
+    def say(line: str = "", hang: int = 0) -> None:
+        print(fitted(line, columns, hang), file=out)
 
     width = max(len(row.mutant.title) for row in run.rows)
     say(f"\nThe model test alone, {run.seeds} seed{'s' * (run.seeds != 1)}, against "
@@ -551,7 +579,8 @@ def report_seeds(run: SeedRun, out=None) -> None:
         missed = [n for n in range(1, run.seeds + 1) if n not in row.killing]
         share = f"{len(row.killing)}/{run.seeds}"
         say(f"{row.mutant.id:<4} {row.catalog:<7} {row.mutant.title:<{width}}  {share:>8}  "
-            + (", ".join(map(str, missed)) or (row.detail and f"({row.detail})")))
+            + (", ".join(map(str, missed)) or (row.detail and f"({row.detail})")),
+            hang=4 + 1 + 7 + 1 + width + 2 + 8 + 2)
     strong = len(run.rows) - len(run.weak)
     say(f"\n{strong} of {len(run.rows)} mutants killed by {run.seeds} of {run.seeds} seeds.")
     if run.weak:

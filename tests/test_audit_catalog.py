@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from itertools import takewhile
 
 import pytest
 from conftest import RUNS
@@ -16,6 +17,7 @@ from harness.chapter import CATALOG, ROOT, SECOND, reference_source
 from harness.errors import OlError
 from harness.grade import catalog, mutation
 from harness.report import bundle
+from harness.run import judge
 from harness.run.judge import Status
 
 GROUPS = {"stamping", "relisting", "splits", "eviction", "ids", "errors", "granules", "insert",
@@ -125,9 +127,34 @@ def test_ol_audit_prints_per_mutant_the_course_tests_that_kill_it(audit_matrix, 
     assert f"The audit catalog (mutants/audit/): {count} plausible bugs" in out
     assert f"{count} of {count} audit mutants killed by the course suite; the model test " \
            f"alone kills {model}." in out
-    row = next(line for line in out.splitlines() if line.startswith("a29 "))
+    lines = out.splitlines()
+    start = next(number for number, line in enumerate(lines) if line.startswith("a29 "))
+    row = " ".join([lines[start], *takewhile(lambda line: line.startswith(" "),
+                                             lines[start + 1:])])  # a row wrapped to fit
     assert "eviction" in row and "Evicting from the newest end" in row
     assert "model_based_against_a_naive_map" in row
+
+
+def killed_by_every_course_test(mutant: catalog.Mutant) -> mutation.MutantResult:
+    records = tuple(judge.TestRecord(name, "failed", "AssertionError", "E   assert 1 == 2")
+                    for name in mutation.COURSE_IDS)
+    return mutation.MutantResult(mutant, judge.RunResult(Status.OK, records))
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_ol_audit_wraps_its_table_at_the_terminal_width_under_the_killers_column(
+        monkeypatch, capsys, width):
+    mutants = catalog.load_audit_catalog()
+    run = audit.CatalogRun(judge.RunResult(Status.OK, ()),
+                           tuple(map(killed_by_every_course_test, mutants)))
+    monkeypatch.setattr(audit, "run_catalog", lambda *args, **kwargs: run)
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert ol.main(["audit", "ds.07", "--catalog-only"]) == ol.ExitCode.PASSED
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= width, max(lines, key=len)
+    first = next(number for number, line in enumerate(lines) if line.startswith(mutants[0].id))
+    assert lines[first + 1].startswith(" ") and lines[first + 1].strip()  # continued below
+    assert sum(line.startswith(mutants[0].id + " ") for line in lines) == 1
 
 
 def test_ol_audit_seeds_reports_the_share_of_seeds_that_kill_each_mutant(monkeypatch, capsys):

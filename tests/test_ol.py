@@ -11,14 +11,17 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
 import xml.etree.ElementTree as ElementTree
 import zipfile
+import zlib
 from collections import Counter
 from pathlib import Path
+from types import NoneType
 
 import pytest
 from conftest import git_status, interrupt
@@ -29,6 +32,7 @@ from harness.grade import catalog
 from harness.grade.course import meets_threshold, needed
 from harness.grade.grading import COURSE_STAGE, MUTANT_STAGE, Event
 from harness.report import batch
+from harness.report import files as reports_module
 from harness.report.class_page import class_page, class_summary
 from harness.report.progress import Display
 from harness.report.render import counted, print_course
@@ -218,6 +222,15 @@ def test_a_command_run_inside_a_workspace_works_on_that_workspace(workspace, mon
     monkeypatch.chdir(workspace)
     code, out, _ = ol_run("tdd", "green", "ds.07")
     assert code == ol.ExitCode.PASSED and "GREEN" in out
+
+
+@pytest.mark.parametrize("inside", [".", "tests"])
+def test_hints_given_inside_a_workspace_never_name_it_with_workspace(workspace, monkeypatch,
+                                                                      inside):
+    monkeypatch.chdir(workspace / inside)
+    code, out, _ = ol_run("tdd", "green", "ds.07")
+    assert code == ol.ExitCode.PASSED and "Next: `ol check ds.07`." in out
+    assert "--workspace" not in out
 
 
 def test_tdd_green_passes_when_every_test_passes_on_the_students_tree(workspace):
@@ -448,19 +461,37 @@ def test_results_json_has_the_fields_gradescope_reads_and_scores_the_rows(checke
         assert results["output_format"] in GRADESCOPE_FORMATS
         for test in results["tests"]:
             assert isinstance(test["name"], str) and test["output"]
-            assert 0 <= test["score"] <= test["max_score"]
+            assert 0 <= test.get("score", 0) <= test.get("max_score", 0)
             assert test["status"] in ("passed", "failed")
             assert test["visibility"] in GRADESCOPE_VISIBILITY
-        assert results["score"] == sum(test["score"] for test in results["tests"])
+        assert results["score"] == sum(test.get("score", 0) for test in results["tests"])
+        assert numbers_written_as_text({key: value for key, value in results.items()
+                                        if key != "output"}) == []
         assert len(results["tests"]) == len(COURSE_TEST_NAMES) + 1 + len(catalog.load_catalog()) + 1
     passing = json.loads((reports["passing"] / "results.json").read_text())
-    assert passing["score"] == sum(test["max_score"] for test in passing["tests"])
-    failing = {test["name"]: test for test in
-               json.loads((reports["failing"] / "results.json").read_text())["tests"]}
+    assert passing["score"] == 40 == sum(test.get("max_score", 0) for test in passing["tests"])
+    failed = json.loads((reports["failing"] / "results.json").read_text())
+    assert failed["score"] == 0
+    failing = {test["name"]: test for test in failed["tests"]}
     assert failing["course test test_locks_pin_the_path"]["status"] == "failed"
     assert "missing: test_insert_hands_back" in failing["the six required test names"]["output"]
-    assert failing["mutant s11: Leaving locked leaves on the list"]["score"] == 0
+    assert failing["mutant s11: Leaving locked leaves on the list"]["status"] == "failed"
     assert failing["verdict of ol check"]["output"].startswith("NOT PASSED")
+
+
+@pytest.mark.parametrize(("passed", "kills", "scoring", "earned"), [
+    (True, 13, "pass", 40), (True, 18, "pass", 40), (False, 17, "pass", 0),
+    (True, 13, "rate", 30), (True, 14, "rate", 32), (True, 17, "rate", 38),
+    (True, 18, "rate", 40), (False, 18, "rate", 0)])
+def test_a_pass_earns_full_marks_by_default_and_the_rate_scheme_pays_kills_beyond_the_bar(
+        passed, kills, scoring, earned):
+    assert reports_module.points(passed, kills, 18, scoring) == earned
+
+
+def test_the_rate_scheme_never_falls_below_the_pass_mark_nor_passes_the_full_marks():
+    for total in range(1, 30):
+        for kills in range(needed(total), total + 1):
+            assert 30 <= reports_module.points(True, kills, total, "rate") <= 40
 
 
 def test_student_reports_never_show_the_reference_or_a_diff(checked, reports):
@@ -528,12 +559,59 @@ def test_ol_grade_grades_each_submission_and_a_broken_one_does_not_stop_the_batc
     rows = list(csv.DictReader((out / "summary.csv").open()))
     assert [row["submission"] for row in rows] == ["alice", "bob", "carol"]
     assert [row["verdict"] for row in rows] == ["passed", "error", "error"]
-    assert rows[0]["course_tests_passed"] == "11 of 11"
-    assert rows[0]["kill_rate"] == f"{TOTAL} of {TOTAL}"
+    assert rows[0]["course_tests_passed"] == "11" and rows[1]["course_tests_passed"] == ""
+    assert rows[0]["mutants_killed"] == str(TOTAL) and rows[0]["kill_rate"] == "1.0"
     assert "does not import" in rows[1]["note"] and "missing" in rows[2]["note"]
     assert json.loads((out / "summary.json").read_text())["submissions"][0]["s11"] == "killed"
     assert (out / "alice" / "reports" / "results.json").exists()
     assert "not graded" in (out / "bob" / "check.txt").read_text()
+
+
+NUMBER_AS_TEXT = re.compile(r"-?\d+(\.\d+)?( ?%| of \d+| s)?")
+
+
+LABELS = {"number", "schemaVersion"}  # strings by their formats' definitions ("1.1", "2")
+
+
+def numbers_written_as_text(data, where: str = "") -> list[str]:
+    """Where ``data`` (parsed JSON) holds a count, a share or a time as a string."""
+    if isinstance(data, dict):
+        return [found for key, value in data.items() if key not in LABELS
+                for found in numbers_written_as_text(value, f"{where}.{key}")]
+    if isinstance(data, list):
+        return [found for number, value in enumerate(data)
+                for found in numbers_written_as_text(value, f"{where}[{number}]")]
+    return [f"{where} = {data!r}"] if isinstance(data, str) and NUMBER_AS_TEXT.fullmatch(
+        data.strip()) else []
+
+
+SUBMISSION_TYPES = {"submission": str, "verdict": str, "course_tests_passed": (int, NoneType),
+                    "mutants_killed": (int, NoneType), "kill_rate": (float, int, NoneType),
+                    "s11": str, "invalid_tests": list, "seconds": (float, int), "note": str,
+                    "graded": bool, "killed": list, "course_failed": list, "refusal": str}
+
+
+def test_summary_json_holds_counts_shares_and_times_as_json_numbers(tmp_path):
+    mutants = catalog.load_catalog()
+    rows = [batch.Row("alice", "passed", 11, 15, 0.8333, "killed", (), 61.5, "PASSED",
+                      graded=True, killed=tuple(mutant.id for mutant in mutants[:15])),
+            batch.Row("bob", "not passed", 9, 4, 0.2222, "survived", ("test_x",), 40.0,
+                      "NOT PASSED", graded=False, refusal="invalid tests: test_x"),
+            batch.Row("carol", "error", None, None, None, "", (), 0.4, "missing",
+                      refusal="missing")]
+    batch.write_summary(tmp_path, rows)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert numbers_written_as_text(summary) == []
+    for row in summary["submissions"]:
+        assert set(row) == set(SUBMISSION_TYPES)
+        for key, kind in SUBMISSION_TYPES.items():
+            assert isinstance(row[key], kind), (key, row[key])
+    aggregates = summary["class"]
+    assert isinstance(aggregates["submissions"], int)
+    assert all(isinstance(entry["share"], float | int) for entry in aggregates["mutants"])
+    cells = list(csv.DictReader((tmp_path / "summary.csv").open()))
+    assert [cell["course_tests_passed"] for cell in cells] == ["11", "9", ""]
+    assert cells[1]["invalid_tests"] == "test_x"
 
 
 def from_reports(out: Path, names: list[str]) -> dict:
@@ -579,9 +657,94 @@ def test_the_class_summary_agrees_with_the_submissions_own_reports(tmp_path):
         ("dave", "not passed")]
     assert sum(entry["suites"] for entry in summary["scores"]) == 2
     page = (out / "class.html").read_text()
-    assert "3 submissions: 1 passed, 2 not passed, 0 could not be graded" in page
+    assert "1 of 3 submissions passed." in page and "2 not passed, 0 could not be graded" in page
     assert "<a href='dave/reports/mutation.html'>dave</a>" in page
-    assert "<script" not in page and "http" not in page
+    assert "<script" not in page and "http:" not in page.replace(SVG_NAMESPACE, "")
+    for link in re.findall(r"href='([^']+)'", page):
+        assert (out / link).is_file(), link
+
+
+SVG_NAMESPACE = "xmlns='http://www.w3.org/2000/svg'"  # a name, never fetched
+
+
+def a_class(mutants: tuple) -> list[batch.Row]:
+    """Five submissions: two passes (18 and 13 kills), a fail that misses s11, a refused
+    suite that killed everything, and one that could not be graded."""
+    ids = [mutant.id for mutant in mutants]
+    without_s11 = tuple(id for id in ids if id != "s11")
+    return [
+        batch.Row("ann", "passed", 11, 18, 1.0, "killed", (), 50.0, "", graded=True,
+                  killed=tuple(ids)),
+        batch.Row("ben", "passed", 11, 13, 0.7222, "killed", (), 50.0, "", graded=True,
+                  killed=tuple(ids[:13]) if "s11" in ids[:13] else (*ids[:12], "s11")),
+        batch.Row("cy", "not passed", 11, 17, 0.9444, "survived", (), 50.0, "", graded=True,
+                  killed=without_s11),
+        batch.Row("dee", "not passed", 11, 18, 1.0, "killed", ("test_x",), 50.0, "",
+                  graded=False, refusal="invalid tests: test_x"),
+        batch.Row("eve", "error", None, None, None, "", (), 1.0, "missing",
+                  refusal="tl_ds/radix.py missing"),
+    ]
+
+
+def class_html(tmp_path: Path) -> str:
+    mutants = catalog.load_catalog()
+    rows = a_class(mutants)
+    for row in rows:  # the files ol grade leaves for each
+        (tmp_path / row.submission).mkdir()
+        (tmp_path / row.submission / "check.txt").write_text("")
+        if row.verdict != "error":
+            (tmp_path / row.submission / "reports").mkdir()
+            (tmp_path / row.submission / "reports" / "mutation.html").write_text("")
+    batch.write_summary(tmp_path, rows)
+    return (tmp_path / "class.html").read_text()
+
+
+def test_class_html_opens_with_how_many_passed_then_the_pitfalls_missed_most(tmp_path):
+    page = class_html(tmp_path)
+    order = [page.index(text) for text in (
+        "2 of 5 submissions passed.", "The pitfalls the class missed most",
+        "How the graded suites' kill rates spread", "The course tests, most failed first",
+        "Every submission")]
+    assert order == sorted(order)
+
+
+def test_class_html_sets_the_required_mutant_apart_and_lists_misses_most_first(tmp_path):
+    page = class_html(tmp_path)
+    box = page[page.index("<div class='required'"):]
+    assert box.startswith("<div class='required' id='required'><h3>Required: s11")
+    assert "Missed by 1 of 3 graded suites (33%)" in box
+    table = page[page.index("suites that miss it"):page.index("How the graded suites")]
+    misses = [int(count) for count in re.findall(r"<td class='n'>(\d+) of 3</td>", table)]
+    assert len(misses) == TOTAL - 1 and misses == sorted(misses, reverse=True)
+    assert "<td>s11</td>" not in table
+
+
+def test_class_html_bars_show_the_share_their_heading_names(tmp_path):
+    page = class_html(tmp_path)
+    table = page[page.index("suites that miss it"):page.index("How the graded suites")]
+    for count, share, shown in re.findall(
+            r"<td class='n'>(\d+) of 3</td><td class='n'>(\d+)%</td><td><span class='track'>"
+            r"<span class='bar missed' style='width:([\d.]+)%'", table):
+        assert round(float(shown)) == int(share) == round(int(count) * 100 / 3)
+
+
+def test_class_html_draws_the_kill_rates_with_the_threshold_marked(tmp_path):
+    page = class_html(tmp_path)
+    svg = page[page.index("<svg"):page.index("</svg>")]
+    assert f"threshold: {needed(TOTAL)} of {TOTAL}" in svg and "id='threshold'" in svg
+    bars = re.findall(r"<title>(\d+) suites killed (\d+) of", svg)
+    assert sum(int(suites) for suites, _ in bars) == 3  # the refused suite is not drawn
+    assert "<title>1 suites killed 18 of" in svg and "<title>1 suites killed 13 of" in svg
+
+
+def test_class_html_counts_nothing_for_a_refused_suite_and_links_only_what_exists(tmp_path):
+    page = class_html(tmp_path)
+    dee = page[page.rindex("<tr><td><a href='dee/"):].split("</tr>")[0]
+    assert "<td class='n refused'>refused</td><td></td>" in dee and "18 of 18" not in dee
+    assert "<a href='eve/check.txt'>eve</a>" in page and "eve/reports" not in page
+    for link in re.findall(r"href='([^']+)'", page):
+        assert (tmp_path / link).is_file(), link
+    assert "<script" not in page and "http:" not in page.replace(SVG_NAMESPACE, "")
 
 
 def test_ol_grade_refuses_an_out_folder_with_files_in_it(tmp_path):
@@ -616,7 +779,7 @@ def test_the_gradescope_bundle_grades_a_submission_in_a_folder_of_its_own(tmp_pa
     tests = (PASSING / "tests" / "test_ds07_radix.py").read_text()
     results = autograder(tmp_path, {"my-work/tl_ds/radix.py": TREE,
                                     "my-work/tests/test_ds07_radix.py": tests})
-    assert results["score"] == sum(test["max_score"] for test in results["tests"]) > 0
+    assert results["score"] == sum(test.get("max_score", 0) for test in results["tests"]) == 40
     assert results["tests"][-1]["output"].startswith("PASSED")
 
 
@@ -624,9 +787,18 @@ def test_the_gradescope_bundle_writes_results_for_a_submission_it_cannot_grade(t
     results = autograder(tmp_path, {"notes.txt": "I ran out of time"})
     assert results["score"] == 0 and results["tests"] == []
     output = results["output"]
-    assert "Upload two files to this assignment on Gradescope: your tree, tl_ds/radix.py" in output
-    assert "Not found in your submission: your tree, tl_ds/radix.py and your tests" in output
-    assert "ol start" not in output and "--workspace" not in output
+    assert output.startswith("Not graded: your submission holds no tl_ds/radix.py and no "
+                             "tests/test_ds07_radix.py. Upload your tree, tl_ds/radix.py")
+    assert grader_paths(output, tmp_path) == []
+
+
+@pytest.mark.parametrize("scoring", ["pass", "rate"])
+def test_the_gradescope_bundle_grades_with_the_scoring_staff_chose(tmp_path, scoring):
+    code, _, _ = ol_run("gradescope-bundle", tmp_path / "bundle.zip", "--scoring", scoring)
+    assert code == ol.ExitCode.PASSED
+    with zipfile.ZipFile(tmp_path / "bundle.zip") as archive:
+        script = archive.read("run_autograder").decode()
+    assert f"--scoring {scoring} " in script and "@SCORING@" not in script
 
 
 def test_the_gradescope_bundle_never_overwrites_a_file(tmp_path):
@@ -739,9 +911,10 @@ def test_prairielearn_scores_a_passing_submission_one(tmp_path):
     assert results["gradable"] is True and results["score"] == 1.0
     assert all(test["points"] == test["max_points"] for test in results["tests"])
     assert results["message"].startswith("PASSED")
+    assert grader_paths(platform_texts(results), tmp_path) == []
 
 
-def test_prairielearn_scores_a_failing_submission_below_one_and_it_cannot_forge_the_file(
+def test_prairielearn_gives_a_fail_zero_with_what_is_missing_and_the_file_cannot_be_forged(
         tmp_path):
     results_path = tmp_path / "grade" / "results" / "results.json"
     failing = EXAMPLES / "failing"
@@ -754,65 +927,268 @@ def test_prairielearn_scores_a_failing_submission_below_one_and_it_cannot_forge_
     tree = (EXAMPLES / "failing" / "tl_ds" / "radix.py").read_text()
     _, results = prairielearn(tmp_path, {"tl_ds/radix.py": tree,
                                          "tests/test_ds07_radix.py": tests})
-    assert results["gradable"] is True and 0 < results["score"] < 1
+    assert results["gradable"] is True and results["score"] == 0
     assert results["message"].startswith("NOT PASSED")
     course = [test for test in results["tests"] if test["name"].startswith("course test")]
     assert len(course) == len(COURSE_TEST_NAMES)
-    assert any(test["points"] == 0 for test in course)
+    assert any(test["message"] == "failed" for test in course)
+    assert results["message"].endswith("then submit again.")
+    assert grader_paths(results["output"] + results["message"], tmp_path) == []
 
 
 def test_prairielearn_says_why_a_submission_cannot_be_graded(tmp_path):
     _, results = prairielearn(tmp_path, {"notes.txt": "I ran out of time"})
     assert results["gradable"] is False and results["score"] == 0
     assert "tl_ds/radix.py" in results["format_errors"][0]
-    assert "ol start" not in results["format_errors"][0]
+    assert grader_paths(platform_texts(results), tmp_path) == []
+
+
+# --- what a student reads on a course platform ----------------------------------------------
+
+GRADER_ONLY = ("/autograder", "/grade/", "/tmp/", "ol-runs-", "ol-pl-", "--workspace", "ol diff",
+               "ol start", "ol check ds.07 --", "python -c", "send the log")
+SYNTAX_ERROR = "from tl_ds.radix import RadixTree\n\ndef test_split_by_hand(:\n    pass\n"
+AS_PYTHON_SHOWS_IT = ('  File "tests/test_ds07_radix.py", line 3\n'
+                      '    def test_split_by_hand(:\n'
+                      '                           ^\n'
+                      "SyntaxError: invalid syntax")
+
+
+def grader_paths(text: str, *roots: Path) -> list[str]:
+    """What of the grader's machine, or of a local command line, ``text`` shows."""
+    return [found for found in (*GRADER_ONLY, *map(str, roots)) if found in text]
+
+
+def platform_texts(results: dict) -> str:
+    """Every text of a platform's results file a student can read."""
+    return "\n".join(str(value) for value in (
+        results.get("output"), results.get("message"), *results.get("format_errors", []),
+        *(test.get(key, "") for test in results["tests"] for key in ("output", "message"))))
+
+
+@pytest.fixture(scope="module")
+def on_gradescope(tmp_path_factory) -> tuple[Path, dict]:
+    """The failing example (course tests fail, one test invalid) graded as the Gradescope
+    bundle grades it: ``ol check --report --platform``; (its folder, results.json)."""
+    root = tmp_path_factory.mktemp("gradescope")
+    shutil.copytree(FAILING, root / "ws")
+    code, _, _ = ol_run("check", "ds.07", "--workspace", root / "ws", "--report",
+                        root / "report", "--platform")
+    assert code == ol.ExitCode.NOT_PASSED
+    return root, json.loads((root / "report" / "results.json").read_text())
+
+
+def test_gradescope_tells_a_failing_invalid_suite_what_to_fix_without_the_graders_paths(
+        on_gradescope):
+    root, results = on_gradescope
+    text = platform_texts(results)
+    assert grader_paths(text, root) == []
+    assert "1. The course tests against your tree (tl_ds/radix.py):" in results["output"]
+    assert "2. Your tests (tests/test_ds07_radix.py) on 3 correct trees:" in results["output"]
+    said = results["tests"][-1]["output"]
+    assert said.startswith("NOT PASSED: course tests fail; grade refused: your tests are "
+                           "invalid") and said.endswith("then submit again.")
+    assert "not graded: your tests are invalid" in text
+
+
+def test_gradescope_shows_a_pass_without_a_next_command_or_the_graders_paths(tmp_path):
+    tests = (PASSING / "tests" / "test_ds07_radix.py").read_text()
+    results = autograder(tmp_path, {"tl_ds/radix.py": TREE, "tests/test_ds07_radix.py": tests})
+    assert results["score"] == 40
+    assert grader_paths(platform_texts(results), tmp_path) == []
+    assert results["tests"][-1]["output"].endswith("s11 among them.")
+
+
+def test_gradescope_shows_a_syntax_error_as_python_does_and_what_to_do(tmp_path):
+    results = autograder(tmp_path, {"tl_ds/radix.py": TREE,
+                                    "tests/test_ds07_radix.py": SYNTAX_ERROR})
+    output = results["output"]
+    assert results["score"] == 0 and AS_PYTHON_SHOWS_IT in output
+    assert output.endswith("Fix that line, then submit again.")
+    assert grader_paths(output, tmp_path) == []
+
+
+def test_a_fault_of_ol_on_gradescope_says_so_without_a_log_or_the_graders_paths(
+        workspace, monkeypatch, tmp_path):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError(f"division by zero in {tmp_path}/harness/x.py")
+
+    monkeypatch.setattr(ol.grading, "check", broken)
+    code, out, err = ol_run("check", "ds.07", "--workspace", workspace, "--report",
+                            tmp_path / "report", "--platform")
+    assert code == ol.ExitCode.INTERNAL and not (tmp_path / "report" / "results.json").exists()
+    assert "the grader met a fault of its own (ZeroDivisionError: division by zero in x.py)" in err
+    assert grader_paths(out + err, tmp_path) == [] and "Traceback" not in err
+
+
+def test_prairielearn_shows_a_syntax_error_as_python_does_without_the_graders_paths(tmp_path):
+    code, results = prairielearn(tmp_path, {"radix.py": TREE,
+                                            "test_ds07_radix.py": SYNTAX_ERROR})
+    assert code == ol.ExitCode.PASSED and results["gradable"] is False
+    assert AS_PYTHON_SHOWS_IT in results["format_errors"][0]
+    assert grader_paths(platform_texts(results), tmp_path) == []
+
+
+def test_prairielearn_says_a_fault_of_ol_without_a_log_or_the_graders_paths(
+        tmp_path, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError(f"division by zero in {tmp_path}/harness/x.py")
+
+    monkeypatch.setattr(ol.grading, "check", broken)
+    root = tmp_path / "grade"
+    shutil.copytree(PASSING, root / "student")
+    code, out, err = ol_run("prairielearn", "ds.07", "--root", root)
+    assert code == ol.ExitCode.INTERNAL and not (root / "results" / "results.json").exists()
+    assert "fault of its own" in err and grader_paths(out + err, tmp_path) == []
 
 
 # --- real browsers: class.html and the submission pages in headless Chromium ----------------
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not "
-                                    "installed here (nor served by the package registry)")
+CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser",
+                                                "google-chrome"))), None)
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium found on PATH "
+                                    "(chromium, chromium-browser or google-chrome): install it "
+                                    "with `apt-get install -y chromium`, as .ci/run does")
+WIDTHS = (390, 1280)  # a phone and a desktop
+
+
+def png_pixels(path: Path) -> tuple[int, int, list[bytes]]:
+    """An 8-bit RGB or RGBA PNG without interlace: (width, height, rows of RGB(A) bytes)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    position, chunks, header = 8, [], b""
+    while position < len(data):
+        length = int.from_bytes(data[position:position + 4], "big")
+        kind = data[position + 4:position + 8]
+        body = data[position + 8:position + 8 + length]
+        header = body if kind == b"IHDR" else header
+        chunks += [body] if kind == b"IDAT" else []
+        position += 12 + length
+    width, height = int.from_bytes(header[:4], "big"), int.from_bytes(header[4:8], "big")
+    depth, colour, interlace = header[8], header[9], header[12]
+    assert depth == 8 and colour in (2, 6) and interlace == 0, (depth, colour, interlace)
+    size = 3 if colour == 2 else 4
+    raw, stride, rows = zlib.decompress(b"".join(chunks)), width * size, []
+    previous = bytearray(stride)
+    for number in range(height):
+        start = number * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        for i in range(stride):
+            left = line[i - size] if i >= size else 0
+            up, corner = previous[i], previous[i - size] if i >= size else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 255
+            elif kind == 2:
+                line[i] = (line[i] + up) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 255
+            elif kind == 4:
+                guess = left + up - corner
+                near = min((abs(guess - left), 0, left), (abs(guess - up), 1, up),
+                           (abs(guess - corner), 2, corner))[2]
+                line[i] = (line[i] + near) & 255
+        rows.append(bytes(line))
+        previous = line
+    return width, height, [row if size == 3 else bytes(b for i, b in enumerate(row)
+                                                       if i % 4 != 3) for row in rows]
+
+
+def looks_like_a_page(shot: Path, width: int) -> None:
+    """The screenshot is ``width`` wide, not blank (many colours), with dark text at the top."""
+    shot_width, height, rows = png_pixels(shot)
+    assert shot_width == width, (shot, shot_width)
+    colours = {row[i:i + 3] for row in rows[::7] for i in range(0, len(row), 21)}
+    assert len(colours) > 8, f"{shot} is blank: {len(colours)} colours"
+    top = rows[:min(height, 120)]
+    dark = sum(sum(row[i:i + 3]) < 240 for row in top for i in range(0, len(row), 3))
+    assert dark > 200, f"{shot} shows no text at the top ({dark} dark pixels)"
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    """Where the screenshots are kept: OL_SCREENSHOTS, else pytest's own kept temporary
+    folders (the last three runs)."""
+    kept = os.environ.get("OL_SCREENSHOTS")
+    folder = Path(kept) if kept else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def rendered(page: Path, shots: Path, name: str) -> str:
-    """The DOM headless Chromium builds from ``page``; a screenshot kept as ``name``.png."""
+    """The DOM headless Chromium builds from ``page``, after keeping a screenshot at each of
+    WIDTHS as ``name``-WIDTH.png and checking that each shows a page with text; every link
+    of the page is followed (a file that exists, or an element of the page)."""
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={shots / 'profile'}"]
+             "--hide-scrollbars", f"--user-data-dir={shots / 'profile'}"]
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page.as_uri()], capture_output=True,
                          text=True, timeout=120).stdout
-    shot = shots / f"{name}.png"
-    subprocess.run([CHROMIUM, *flags, "--window-size=1280,1600", f"--screenshot={shot}",
-                    page.as_uri()], capture_output=True, timeout=120)
-    assert shot.stat().st_size > 10_000
-    print(f"screenshot: {shot}")
+    assert "</html>" in dom, f"Chromium rendered nothing of {page}"
+    for width in WIDTHS:
+        shot = shots / f"{name}-{width}.png"
+        subprocess.run([CHROMIUM, *flags, f"--window-size={width},1400",
+                        f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+        looks_like_a_page(shot, width)
+        print(f"screenshot: {shot}")
+    for link in re.findall(r'href="([^"]+)"', dom):
+        if link.startswith("#"):
+            assert f'id="{link[1:]}"' in dom, f"{page.name}: {link} names no element"
+        else:
+            assert "://" not in link and (page.parent / link).is_file(), f"{page.name}: {link}"
     return dom
 
 
 @needs_chromium
-def test_class_html_of_fifty_submissions_renders_every_row_and_aggregate(tmp_path):
+def test_class_html_shows_its_headline_threshold_and_s11_in_a_browser_at_both_widths(
+        tmp_path, shots):
+    class_html(tmp_path)
+    dom = rendered(tmp_path / "class.html", shots, "class")
+    assert "2 of 5 submissions passed." in dom and "Required: s11" in dom
+    assert "threshold: 13 of 18" in dom
+
+
+@needs_chromium
+def test_class_html_of_fifty_submissions_renders_every_row_and_aggregate(tmp_path, shots):
     mutants = catalog.load_catalog()
     rows = [batch.Row(f"student-{number:02d}", "passed" if number % 3 else "not passed",
-                      "11 of 11", f"{number % (len(mutants) + 1)} of {len(mutants)}", "killed",
-                      "", 30.0, "", graded=number % 5 != 0,
+                      11, number % (len(mutants) + 1), 0.5, "killed", (), 30.0, "",
+                      graded=number % 5 != 0,
                       killed=tuple(mutant.id for mutant in mutants[:number % len(mutants)]),
                       course_failed=("test_locks_pin_the_path",) if number % 4 == 0 else (),
                       refusal="" if number % 5 else "invalid tests: test_x")
             for number in range(50)]
+    for row in rows:
+        (tmp_path / row.submission / "reports").mkdir(parents=True)
+        (tmp_path / row.submission / "reports" / "mutation.html").write_text("")
     page = tmp_path / "class.html"
     page.write_text(class_page(class_summary(rows, mutants), rows))
-    dom = rendered(page, tmp_path, "class")
-    assert dom.count("/reports/mutation.html") == 50
-    assert "50 submissions:" in dom and "most missed first" in dom
+    dom = rendered(page, shots, "class-of-fifty")
+    assert dom[dom.index("Every submission"):].count("/reports/mutation.html") == 50
+    assert "33 of 50 submissions passed." in dom and "The pitfalls the class missed most" in dom
 
 
 @needs_chromium
 def test_the_staff_and_student_pages_render_with_their_headings_and_every_mutant(
-        checked, reports, tmp_path):
-    staff = rendered(reports["passing"] / "mutation.html", tmp_path, "staff")
-    student = rendered(reports["failing"] / "mutation.html", tmp_path, "student")
+        checked, reports, shots):
+    staff = rendered(reports["passing"] / "mutation.html", shots, "staff")
+    student = rendered(reports["failing"] / "mutation.html", shots, "student")
     for id in [mutant.id for mutant in catalog.load_catalog()]:
         assert f"<tr id=\"{id}\">" in staff and f"<tr id=\"{id}\">" in student
     assert "<h1>passing: PASSED</h1>" in staff and "Staff only: the reference" in staff
     assert "<h1>failing: NOT PASSED</h1>" in student and "Staff only" not in student
+
+
+def test_a_blank_screenshot_is_told_apart_from_a_page(tmp_path):
+    blank = tmp_path / "blank.png"
+    row = b"\x00" + b"\xff\xff\xff" * 390
+    header = (390).to_bytes(4, "big") + (200).to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (len(body).to_bytes(4, "big") + kind + body
+                + zlib.crc32(kind + body).to_bytes(4, "big"))
+
+    blank.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+                      + chunk(b"IDAT", zlib.compress(row * 200)) + chunk(b"IEND", b""))
+    assert png_pixels(blank)[:2] == (390, 200)
+    with pytest.raises(AssertionError, match="blank"):
+        looks_like_a_page(blank, 390)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import stat
 import traceback
 from dataclasses import dataclass
@@ -24,6 +25,9 @@ from harness.run.layout import STUB, Suite
 
 DEFAULT = Path("workspace")
 TEST_FILE = Path("tests") / "test_ds07_radix.py"
+RADIX_FILE = Path("tl_ds") / "radix.py"
+SUBMIT = ("Upload your tree, tl_ds/radix.py, and your tests, tests/test_ds07_radix.py (or the "
+          "bare files radix.py and test_ds07_radix.py), then submit again.")
 FILE_LIMIT = 1_000_000  # bytes of a workspace file ol reads
 
 TESTS_TEMPLATE = '''"""My tests of tl_ds.radix (ds.07, rung R3), graded by the mutants they kill.
@@ -38,6 +42,17 @@ Write them, run `ol tdd red ds.07` (every test must fail on the stub), implement
 tl_ds/radix.py, then `ol tdd green ds.07` and `ol check ds.07`.
 """
 '''
+
+
+# an absolute path's folders: what a platform's student must never read of the grader's machine
+SUBMITTED_PART = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)*?(?=(?:tl_ds|tests)/[\w.]+\.py)")
+FOLDERS = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)+(?=[\w.+@-])")
+
+
+def unrooted(text: str) -> str:
+    """``text`` with the grader's folders taken out of every absolute path: a submission's
+    file keeps its own path (tl_ds/radix.py), any other file only its name."""
+    return FOLDERS.sub("", SUBMITTED_PART.sub("", text))
 
 
 def stub_source() -> str:
@@ -79,8 +94,11 @@ class Workspace:
         return self.root / TEST_FILE
 
     def option(self) -> str:
-        """The --workspace option that names this workspace in a command to run next."""
-        return "" if self.root == DEFAULT else f" --workspace {self.root}"
+        """The --workspace option that names this workspace in a command to run next: none
+        when the command would find it by itself (./workspace, or the workspace it runs in)."""
+        if self.root == DEFAULT or locate(None).root.resolve() == self.root.resolve():
+            return ""
+        return f" --workspace {self.root}"
 
     def start(self) -> tuple[list[Path], list[Path]]:
         """Write what is missing; (created, already there). Never overwrites."""
@@ -116,8 +134,17 @@ class Workspace:
         needs = [path for path, wanted in ((self.radix, radix), (self.tests, tests))
                  if wanted and not path.is_file()]
         if needs:
+            named = " and no ".join(self.shown(path) for path in needs)
             raise OlError(f"{' and '.join(map(str, needs))} missing from the workspace: run "
-                          f"{start}, which writes only what is missing")
+                          f"{start}, which writes only what is missing",
+                          platform=f"Not graded: your submission holds no {named}. {SUBMIT}")
+
+    def shown(self, path: Path) -> str:
+        """``path`` as a submission names it: relative to the workspace."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.name
 
     def read(self, path: Path) -> str:
         """A file of the workspace: a regular file (no link, device or pipe, nor under a
@@ -133,25 +160,38 @@ class Workspace:
             if where.is_symlink():
                 raise OlError(f"{where} is a symbolic link: ol reads only regular files of "
                               "the workspace itself. Replace it with the file or folder it "
-                              "points to (a copy), then run the command again.")
+                              "points to (a copy), then run the command again.",
+                              platform=f"Not graded: {self.shown(where)} is a symbolic link, "
+                              "and only plain files are graded. Upload the file itself, then "
+                              "submit again.")
         try:
             descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError as error:
-            raise OlError(f"cannot read {path}: {error.strerror}. Make it a readable file.") \
-                from None
+            raise OlError(f"cannot read {path}: {error.strerror}. Make it a readable file.",
+                          platform=f"Not graded: {self.shown(path)} cannot be read "
+                          f"({error.strerror}). Upload it again as a plain text file, then "
+                          "submit again.") from None
         with os.fdopen(descriptor, "rb") as source:
             if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
                 raise OlError(f"{path} is not a regular file: ol reads only plain files. "
-                              "Replace it with a text file.")
+                              "Replace it with a text file.",
+                              platform=f"Not graded: {self.shown(path)} is not a plain file. "
+                              "Upload it as a text file, then submit again.")
             data = source.read(FILE_LIMIT + 1)
         if len(data) > FILE_LIMIT:
             raise OlError(f"{path} is larger than {FILE_LIMIT // 1000} kB, more than any "
-                          "tree or test file of this chapter needs: shorten it.")
+                          "tree or test file of this chapter needs: shorten it.",
+                          platform=f"Not graded: {self.shown(path)} is larger than "
+                          f"{FILE_LIMIT // 1000} kB, more than any tree or test file of this "
+                          "chapter needs. Shorten it, then submit again.")
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as error:
             raise OlError(f"cannot read {path}: it is not UTF-8 text ({error.reason} at byte "
-                          f"{error.start}). Save it as UTF-8.") from None
+                          f"{error.start}). Save it as UTF-8.",
+                          platform=f"Not graded: {self.shown(path)} is not UTF-8 text "
+                          f"({error.reason} at byte {error.start}). Save it as UTF-8, then "
+                          "submit again.") from None
 
     def radix_text(self) -> str:
         """The student's radix.py, read as ol reads every file of theirs."""
@@ -163,7 +203,11 @@ class Workspace:
         said = "\n".join(f"    {line}" for line in problem.splitlines())
         return OlError(f"{self.radix} does not import as tl_ds.radix:\n{said}\nFix it "
                        "(`python -c 'import tl_ds.radix'` in the workspace shows the whole "
-                       "error), then run the command again.")
+                       "error), then run the command again.",
+                       platform=f"Not graded: your tree, {RADIX_FILE.as_posix()}, does not "
+                       f"import as tl_ds.radix, so no test could run:\n\n"
+                       f"{unrooted(problem.strip())}\n\nMake it import (it must define "
+                       "RadixTree), then submit again.")
 
     def suite(self) -> Suite:
         """The student's tests, as a suite the engine runs; OlError when it names no test."""
@@ -174,8 +218,14 @@ class Workspace:
         except (SyntaxError, ValueError) as error:
             said = "".join(traceback.format_exception_only(type(error), error)).rstrip()
             shown = "\n".join(f"    {line}" for line in said.splitlines())
+            if isinstance(error, SyntaxError):  # as Python shows it, named as submitted
+                error.filename = TEST_FILE.as_posix()
+            as_submitted = "".join(traceback.format_exception_only(type(error), error)).rstrip()
             raise OlError(f"{self.tests} does not compile, so none of its tests can run:\n"
-                          f"{shown}\nFix it, then run the command again.") from None
+                          f"{shown}\nFix it, then run the command again.",
+                          platform=f"Not graded: your tests, {TEST_FILE.as_posix()}, do not "
+                          f"compile, so none of them could run:\n\n{as_submitted}\n\nFix "
+                          "that line, then submit again.") from None
         if not names_a_test(source):
             raise no_tests(self)
         return Suite(files=(self.tests,), proxy=())  # trees only behind the proxy
@@ -198,7 +248,10 @@ def names_a_test(source: str) -> bool:
 
 def no_tests(workspace: Workspace) -> OlError:
     return OlError(f"{workspace.tests} holds no tests: write functions named test_... "
-                   "(`ol tests ds.07` lists the six required ones), then run the command again.")
+                   "(`ol tests ds.07` lists the six required ones), then run the command again.",
+                   platform=f"Not graded: your tests, {TEST_FILE.as_posix()}, hold no test. "
+                   f"Write functions named test_..., the six required ones among them "
+                   f"({', '.join(REQUIRED_TESTS)}), then submit again.")
 
 
 SUBMITTED = (("tl_ds/radix.py", "radix.py"), ("tests/test_ds07_radix.py", "test_ds07_radix.py"))
@@ -228,6 +281,8 @@ def gather(submission: Path, into: Path) -> Workspace:
     if missing:
         raise OlError(f"the submission holds no {' and no '.join(missing)}: upload your tree, "
                       "tl_ds/radix.py, and your tests, tests/test_ds07_radix.py (or the bare "
-                      "files radix.py and test_ds07_radix.py), then submit again")
+                      "files radix.py and test_ds07_radix.py), then submit again",
+                      platform=f"Not graded: your submission holds no "
+                      f"{' and no '.join(missing)}. {SUBMIT}")
     (workspace.package / "__init__.py").write_text("", encoding="utf-8")
     return workspace

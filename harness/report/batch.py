@@ -34,20 +34,24 @@ from harness.run.engine import cores
 # into the folder given; the third argument is how many runs it may make at once.
 Grader = Callable[[Workspace, ReportFolder, int], tuple[Check, str]]
 
-COLUMNS = ("submission", "verdict", "course_tests_passed", "kill_rate", "s11", "invalid_tests",
-           "seconds", "note")
+COLUMNS = ("submission", "verdict", "course_tests_passed", "mutants_killed", "kill_rate", "s11",
+           "invalid_tests", "seconds", "note")
 
 
 @dataclass(frozen=True)
 class Row:
+    """One submission of a batch. Counts are numbers (None when that part did not run), so
+    summary.json holds JSON numbers and summary.csv cells a spreadsheet reads as numbers."""
+
     submission: str
-    verdict: str              # passed, not passed, error (the submission's), internal error
-    course_tests_passed: str  # "9 of 11"
-    kill_rate: str            # "15 of 18", or "" when the mutants did not run
-    s11: str                  # killed, survived, or ""
-    invalid_tests: str        # the invalid tests' names, space-separated
+    verdict: str                    # passed, not passed, error (the submission's), internal error
+    course_tests_passed: int | None  # of the course tests; None when they did not run
+    mutants_killed: int | None      # of the planted mutants; None when they did not run
+    kill_rate: float | None         # mutants_killed / planted, 4 decimal places
+    s11: str                        # killed, survived, or ""
+    invalid_tests: tuple[str, ...]  # the invalid tests' names, sorted
     seconds: float
-    note: str                 # the verdict line, or why the submission could not be graded
+    note: str                       # the verdict line, or why the submission could not be graded
     # for the class's aggregates (summary.json and class.html; not in summary.csv)
     graded: bool = False                 # its tests were valid: its kills count
     killed: tuple[str, ...] = ()         # the mutants its valid tests killed
@@ -77,14 +81,14 @@ def prepare(out: Path) -> None:
 
 
 def grade_one(check: Grader, path: Path, name: str, out: Path, audience: str,
-              jobs: int) -> Row:
+              jobs: int, scoring: str = "pass") -> Row:
     started = time.monotonic()
     folder = out / name
     folder.mkdir()
     workspace = Workspace(path)
     try:
         workspace.require(radix=True, tests=True)
-        reports = ReportFolder(folder / "reports", audience, name)
+        reports = ReportFolder(folder / "reports", audience, name, scoring)
         result, text = check(workspace, reports, jobs)
     except OlError as error:
         return failed(folder, name, str(error), started)
@@ -102,10 +106,11 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, audience: str,
     return Row(
         submission=name,
         verdict="passed" if result.passed else "not passed",
-        course_tests_passed=f"{passed} of {len(COURSE_TEST_NAMES)}",
-        kill_rate=f"{result.kills} of {len(result.mutants)}" if graded else "",
+        course_tests_passed=passed if course else None,
+        mutants_killed=result.kills if graded else None,
+        kill_rate=round(result.kills / len(result.mutants), 4) if graded else None,
         s11=("survived" if result.required_survivors else "killed") if graded else "",
-        invalid_tests=" ".join(sorted(result.invalid_names)),
+        invalid_tests=tuple(sorted(result.invalid_names)),
         seconds=round(time.monotonic() - started, 1),
         note=verdict(result, workspace.option()),
         graded=result.graded,
@@ -120,13 +125,33 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, audience: str,
 
 def failed(folder: Path, name: str, reason: str, started: float, verdict: str = "error") -> Row:
     (folder / "check.txt").write_text(f"not graded: {reason}\n", encoding="utf-8")
-    return Row(name, verdict, "", "", "", "", round(time.monotonic() - started, 1),
+    return Row(name, verdict, None, None, None, "", (), round(time.monotonic() - started, 1),
                " ".join(reason.split()), refusal=" ".join(reason.split()))
+
+
+def csv_cells(row: Row) -> dict:
+    """A row as summary.csv writes it: numbers bare, an empty cell for what did not run, the
+    invalid tests space-separated."""
+    cells = {name: getattr(row, name) for name in COLUMNS}
+    cells["invalid_tests"] = " ".join(row.invalid_tests)
+    return {name: "" if value is None else value for name, value in cells.items()}
+
+
+def course_count(row: Row) -> str:
+    """The course tests a row passed, as a person reads it: "9 of 11", or "" when none ran."""
+    return "" if row.course_tests_passed is None else \
+        f"{row.course_tests_passed} of {len(COURSE_TEST_NAMES)}"
+
+
+def kill_count(row: Row, planted: int) -> str:
+    """The mutants a row's tests killed: "15 of 18", or "" when the mutants did not run."""
+    return "" if row.mutants_killed is None else f"{row.mutants_killed} of {planted}"
 
 
 def grade_all(check: Grader, submissions: Sequence[Path], out: Path, jobs: int,
               audience: str = "student",
-              progress: Callable[[str], None] | None = None) -> list[Row]:
+              progress: Callable[[str], None] | None = None,
+              scoring: str = "pass") -> list[Row]:
     """Grade every submission with ``check``, ``jobs`` at a time; write the summary; rows in
     input order."""
     prepare(out)
@@ -134,7 +159,7 @@ def grade_all(check: Grader, submissions: Sequence[Path], out: Path, jobs: int,
     lock, done = threading.Lock(), [0]
 
     def one(path: Path, name: str) -> Row:
-        row = grade_one(check, path, name, out, audience, per_check)
+        row = grade_one(check, path, name, out, audience, per_check, scoring)
         with lock:
             done[0] += 1
             if progress is not None:
@@ -155,7 +180,7 @@ def write_summary(out: Path, rows: Sequence[Row]) -> None:
     writer = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n",
                             extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(asdict(row) for row in rows)
+    writer.writerows(csv_cells(row) for row in rows)
     (out / "summary.csv").write_text(text.getvalue(), encoding="utf-8")
     aggregates = class_summary(rows, load_catalog())
     summary = {"class": aggregates, "submissions": [asdict(row) for row in rows]}

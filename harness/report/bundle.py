@@ -15,11 +15,13 @@ mutants) under ``ol/``, and the two scripts:
   ``/autograder/results/`` only once every process of the submission is gone (the sandbox
   ends them; then every process of ``ol-sandbox`` is killed as well), from a folder only
   root can write. A ``results.json`` the submission wrote earlier is removed first. It
-  refuses to grade where no sandbox can start. When the check cannot grade the submission
-  (a missing file, a tree that does not import) it still writes a ``results.json``: score 0
-  and ol's message, so a student always sees why. A fault of ol itself (exit code 3) writes
-  none and fails the autograder, so Gradescope says it failed and staff grade it again:
-  never a score of 0 for a fault that is not the student's.
+  refuses to grade where no sandbox can start. ``ol check --platform`` words every text
+  for the student there (files as submitted, no grader's folder, "submit again" rather than
+  a command). When the submission cannot be graded (a missing file, a test file that does
+  not compile, a tree that does not import) it still writes a ``results.json``: score 0 and
+  why. A fault of ol itself (exit code 3), or a grader that cannot start, writes none and
+  fails the autograder, so Gradescope says it failed and staff grade it again: never a
+  score of 0 for a fault that is not the student's.
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ TESTS="$(first '*/tests/test_ds07_radix.py')"
 [ -z "$RADIX" ] || cp "$RADIX" "$WORK/ws/tl_ds/radix.py"
 [ -z "$TESTS" ] || cp "$TESTS" "$WORK/ws/tests/test_ds07_radix.py"
 cd "$WORK"
-"$PYTHON" "$OL" check ds.07 --workspace ws --report report --require-sandbox > out.txt 2>&1
+"$PYTHON" "$OL" check ds.07 --workspace ws --report report --require-sandbox --platform \
+    --scoring @SCORING@ > out.txt 2>&1
 STATUS=$?
 # the sandbox ended every process of the submission; in the uid sandbox, make sure of it
 if [ "$(id -u)" = 0 ] && [ -n "$DEDICATED" ]; then
@@ -89,26 +92,14 @@ if [ "$STATUS" = 3 ]; then
     exit 1
 fi
 if [ -f report/results.json ]; then
+    # graded, or not graded for a reason of the submission's own, said in the student's terms
     cp report/results.json "$ROOT/results/results.json"
 else
-    "$PYTHON" - out.txt "$ROOT/results/results.json" "$RADIX" "$TESTS" <<'EOF'
-import json, re, sys
-said = open(sys.argv[1], encoding="utf-8", errors="replace").read()
-said = "\n".join(line for line in said.splitlines()  # not the progress lines: the message
-                 if not re.match(r"\[ *\d+ s\] ", line)).strip()
-missing = [name for name, found in (("your tree, tl_ds/radix.py", sys.argv[3]),
-                                    ("your tests, tests/test_ds07_radix.py", sys.argv[4]))
-           if not found]
-if missing:  # ol's own advice (ol start, --workspace) is for a local checkout, not here
-    said = ("Not found in your submission: " + " and ".join(missing) + ".")
-output = ("Not graded. Upload two files to this assignment on Gradescope: your tree, "
-          "tl_ds/radix.py, and your tests, tests/test_ds07_radix.py (drag both into the "
-          "upload window, or upload a zip holding them in those folders), then submit "
-          "again. What the grader said:\n\n" + (said or "nothing"))
-with open(sys.argv[2], "w", encoding="utf-8") as out:
-    json.dump({"score": 0, "execution_time": 0, "output": output, "output_format": "text",
-               "visibility": "visible", "tests": []}, out, indent=2)
-EOF
+    # the grader's setup stopped the grade, not the submission: no score; staff read why
+    echo "Not graded: the grader could not run here, a problem of its setup and not of your"
+    echo "work. No score was recorded; tell the course staff, who will grade it again."
+    cat out.txt
+    exit 1
 fi
 """
 
@@ -132,8 +123,9 @@ def shipped_files() -> list[Path]:
     return sorted(files)
 
 
-def write_bundle(out: Path) -> list[str]:
-    """Write the autograder zip to ``out``, a file that does not exist yet; its entry names."""
+def write_bundle(out: Path, scoring: str = "pass") -> list[str]:
+    """Write the autograder zip to ``out``, a file that does not exist yet; its entry names.
+    ``scoring`` is how its results score a submission (``ol check --scoring``)."""
     if out.exists():
         raise OlError(f"{out} exists: ol never overwrites a file. Pass a new file name, "
                       "e.g. `ol gradescope-bundle ds07-autograder.zip`")
@@ -142,7 +134,7 @@ def write_bundle(out: Path) -> list[str]:
                       "existing one")
     entries = {
         "setup.sh": SETUP.format(pins=" ".join(shlex.quote(pin) for pin in pins())),
-        "run_autograder": RUN,
+        "run_autograder": RUN.replace("@SCORING@", scoring),
     }
     with zipfile.ZipFile(out, "x", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, text in entries.items():

@@ -2,12 +2,13 @@
 ``class.html``.
 
 Computed from the batch's rows alone, the numbers a grader reads off the submissions'
-own reports: how the grades spread, which planted mutants the class's valid suites miss
-most (with the pitfall each plants), which course tests the class's trees fail most, and
-which submissions were refused or could not be graded, and why. The page needs nothing
-but itself: no script, no network, one table of every submission linking to its page, so
-it opens at once for 500 submissions.
-"""
+own reports. The page answers staff's first question first: how many passed, then which
+pitfalls the class's valid suites miss most (the required one set apart), how the kill
+rates spread against the threshold (an inline SVG), which course tests the class's trees
+fail most, and which submissions were refused or could not be graded, and why. A refused
+suite counts in no aggregate. The page needs nothing but itself: no script, no network;
+a submission links to its page only where it has one (to its check.txt otherwise), so it
+opens at once for 500 submissions."""
 
 from __future__ import annotations
 
@@ -43,7 +44,9 @@ def class_summary(rows: Sequence, mutants: Sequence[Mutant]) -> dict:
                                                     for row in graded)}
                    for killed in range(total + 1)],
         "mutants": sorted(({"id": mutant.id, "pitfall": mutant.title,
+                            "required": mutant.required,
                             "killed_by": sum(mutant.id in row.killed for row in graded),
+                            "missed_by": sum(mutant.id not in row.killed for row in graded),
                             "suites": len(graded),
                             "share": share(sum(mutant.id in row.killed for row in graded),
                                            len(graded))}
@@ -63,62 +66,159 @@ def class_summary(rows: Sequence, mutants: Sequence[Mutant]) -> dict:
 
 STYLE = BASE_STYLE + """
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.bar { background: #4a78c2; height: .8em; display: inline-block; }
-.passed { color: #11632b; } .error, .not { color: #a1130c; }
+.track { display: inline-block; width: 10em; vertical-align: middle; }
+.bar { background: #4a78c2; height: .8em; display: block; }
+.bar.missed { background: #c2452f; }
+.passed { color: #11632b; } .error, .not, .internal { color: #a1130c; }
+.headline { font-size: 1.25em; margin: .4em 0; }
+.required { border: 2px solid #c2452f; border-radius: .4em; padding: .2em .9em .6em;
+            margin: 1em 0; background: #fdf3f1; }
+.refused { color: #666; font-style: italic; }
+.wide { overflow-x: auto; }
+svg text { font: 12px system-ui, sans-serif; fill: #222; }
+@media (max-width: 40em) { body { margin: 1em .6em; } th, td { padding: .25em .3em; }
+                           .track { width: 3.5em; } }
 """
 
+def bar(fraction: float, kind: str = "") -> str:
+    """A bar filling ``fraction`` of its track, titled with the share it stands for."""
+    return (f"<span class='track'><span class='{' '.join(('bar', kind)).strip()}' "
+            f"style='width:{fraction:.2%}' title='{fraction:.0%}'></span></span>")
 
-def bar(fraction: float) -> str:
-    return f"<span class='bar' style='width:{fraction * 12:.2f}em'></span>"
+
+def missed_share(entry: dict) -> float:
+    return entry["missed_by"] / entry["suites"] if entry["suites"] else 0.0
+
+
+def required_box(entry: dict) -> str:
+    """The required mutant, set apart: a suite that misses it does not pass."""
+    missed = missed_share(entry)
+    return (f"<div class='required' id='required'><h3>Required: {entry['id']}, "
+            f"{html.escape(entry['pitfall'])}</h3><p>Missed by {entry['missed_by']} of "
+            f"{entry['suites']} graded suites ({missed:.0%}) {bar(missed, 'missed')}; a suite "
+            "that misses it does not pass, whatever its kill rate.</p></div>")
+
+
+def histogram(scores: Sequence[dict], needed: int, total: int) -> str:
+    """An inline SVG of how many graded suites killed how many mutants, with the
+    threshold drawn as a dashed line between the bars below it and those at or above."""
+    width, height, left, bottom, top = 560, 200, 34, 34, 14
+    most = max((entry["suites"] for entry in scores), default=0) or 1
+    step = (width - left - 8) / (total + 1)
+    plot = height - bottom - top
+    parts = [f"<svg id='spread' role='img' viewBox='0 0 {width} {height}' width='100%' "
+             f"style='max-width:{width}px' xmlns='http://www.w3.org/2000/svg'>",
+             f"<title>Graded suites by mutants killed; the threshold is {needed} of "
+             f"{total}</title>",
+             f"<line x1='{left}' y1='{height - bottom}' x2='{width - 8}' "
+             f"y2='{height - bottom}' stroke='#888'/>",
+             f"<text x='{left - 6}' y='{top + 4}' text-anchor='end'>{most}</text>",
+             f"<text x='{left - 6}' y='{height - bottom}' text-anchor='end'>0</text>"]
+    for entry in scores:
+        killed, suites = entry["killed"], entry["suites"]
+        x = left + killed * step + step * 0.12
+        tall = plot * suites / most
+        colour = "#2f8a4f" if killed >= needed else "#c2452f"
+        parts.append(f"<rect x='{x:.1f}' y='{height - bottom - tall:.1f}' "
+                     f"width='{step * 0.76:.1f}' height='{tall:.1f}' fill='{colour}'>"
+                     f"<title>{suites} suites killed {killed} of {total}</title></rect>")
+        if killed % 2 == 0 or total < 12:
+            parts.append(f"<text x='{x + step * 0.38:.1f}' y='{height - bottom + 14}' "
+                         f"text-anchor='middle'>{killed}</text>")
+    mark = left + needed * step
+    parts += [f"<line id='threshold' x1='{mark:.1f}' y1='{top - 6}' x2='{mark:.1f}' "
+              f"y2='{height - bottom + 4}' stroke='#222' stroke-width='2' "
+              "stroke-dasharray='5 3'/>",
+              f"<text x='{mark + 4:.1f}' y='{top + 4}'>threshold: {needed} of {total}</text>",
+              f"<text x='{(width + left) / 2:.0f}' y='{height - 4}' text-anchor='middle'>"
+              "mutants killed</text></svg>"]
+    return "".join(parts)
+
+
+def submission_link(row) -> str:
+    """A submission's name, linking to its page when it has one (its check.txt otherwise)."""
+    name = html.escape(row.submission)
+    page = "reports/mutation.html" if row.verdict in ("passed", "not passed") else "check.txt"
+    return f"<a href='{name}/{page}'>{name}</a>"
+
+
+def kills_cell(row, total: int) -> str:
+    """What a submission's tests killed: nothing counted when its suite was refused."""
+    if row.mutants_killed is None:
+        return "<td class='n'></td>"
+    if not row.graded:
+        return "<td class='n refused'>refused</td>"
+    return f"<td class='n'>{row.mutants_killed} of {total}</td>"
+
+
+def passed(row) -> str:
+    return f"{row.course_tests_passed} of {len(COURSE_TEST_NAMES)}"
 
 
 def class_page(summary: dict, rows: Sequence) -> str:
-    """class.html: the aggregates of ``class_summary`` and a table of every submission."""
+    """class.html: how many passed, the pitfalls the class missed most (the required one
+    apart), how the kills spread against the threshold, the course tests the trees fail
+    most, who was refused or not graded, and every submission."""
     verdicts = summary["verdicts"]
-    most = max((entry["suites"] for entry in summary["scores"]), default=0) or 1
-    scores = [f"<tr><td class='n'>{entry['killed']}</td><td class='n'>{entry['suites']}</td>"
-              f"<td>{bar(entry['suites'] / most)}</td></tr>" for entry in summary["scores"]]
-    mutants = [f"<tr><td>{entry['id']}</td><td>{html.escape(entry['pitfall'])}</td>"
-               f"<td class='n'>{entry['killed_by']} of {entry['suites']}</td>"
-               f"<td class='n'>{entry['share']:.0%}</td><td>{bar(entry['share'])}</td></tr>"
-               for entry in summary["mutants"]]
+    total, needed = summary["mutants_planted"], summary["kills_needed"]
+    suites = summary["graded_suites"]
+    required = [entry for entry in summary["mutants"] if entry["required"]]
+    others = sorted((entry for entry in summary["mutants"] if not entry["required"]),
+                    key=lambda entry: (-entry["missed_by"], entry["id"]))
+
+    def missed_row(entry: dict) -> str:
+        missed = missed_share(entry)
+        return (f"<tr><td>{entry['id']}</td><td>{html.escape(entry['pitfall'])}</td>"
+                f"<td class='n'>{entry['missed_by']} of {entry['suites']}</td>"
+                f"<td class='n'>{missed:.0%}</td><td>{bar(missed, 'missed')}</td></tr>")
+
+    missed_head = ("<th>id</th><th>pitfall</th><th>suites that miss it</th><th>share</th>"
+                   "<th></th>")
     course = [f"<tr><td>{html.escape(entry['name'])}</td>"
               f"<td class='n'>{entry['failed_by']} of {entry['trees']}</td>"
-              f"<td class='n'>{entry['share']:.0%}</td><td>{bar(entry['share'])}</td></tr>"
-              for entry in summary["course_tests"]]
-    refused = [f"<tr><td><a href='{html.escape(entry['submission'])}/check.txt'>"
-               f"{html.escape(entry['submission'])}</a></td>"
-               f"<td class='{entry['verdict'].split()[0]}'>{entry['verdict']}</td>"
-               f"<td>{html.escape(entry['reason'])}</td></tr>" for entry in summary["refused"]]
-    everyone = [f"<tr><td><a href='{html.escape(row.submission)}/reports/mutation.html'>"
-                f"{html.escape(row.submission)}</a></td>"
+              f"<td class='n'>{entry['share']:.0%}</td><td>{bar(entry['share'], 'missed')}</td>"
+              "</tr>" for entry in summary["course_tests"]]
+    refused = [f"<tr><td>{submission_link(row)}</td>"
+               f"<td class='{row.verdict.split()[0]}'>{row.verdict}</td>"
+               f"<td>{html.escape(row.refusal)}</td></tr>" for row in rows if row.refusal]
+    everyone = [f"<tr><td>{submission_link(row)}</td>"
                 f"<td class='{row.verdict.split()[0]}'>{row.verdict}</td>"
-                f"<td class='n'>{row.course_tests_passed}</td><td class='n'>{row.kill_rate}</td>"
-                f"<td>{row.s11}</td><td class='n'>{row.seconds:.0f} s</td></tr>" for row in rows]
-    line = (f"{summary['submissions']} submissions: {verdicts['passed']} passed, "
-            f"{verdicts['not passed']} not passed, {verdicts['error']} could not be graded, "
-            f"{verdicts[INTERNAL]} met a fault of ol (grade those again); "
-            f"{summary['graded_suites']} suites of tests valid and graded; the bar is "
-            f"{THRESHOLD_PERCENT}% ({summary['kills_needed']} of {summary['mutants_planted']} "
-            "mutants) with the required mutant killed.")
+                f"<td class='n'>{'' if row.course_tests_passed is None else passed(row)}"
+                f"</td>{kills_cell(row, total)}"
+                f"<td>{row.s11 if row.graded else ''}</td>"
+                f"<td class='n'>{row.seconds:.0f} s</td></tr>" for row in rows]
+    headline = f"{verdicts['passed']} of {summary['submissions']} submissions passed."
+    line = (f"{verdicts['not passed']} not passed, {verdicts['error']} could not be graded, "
+            f"{verdicts[INTERNAL]} met a fault of ol (grade those again); {suites} suites of "
+            f"tests valid and graded (a refused suite counts nowhere below). The bar is "
+            f"{THRESHOLD_PERCENT}% ({needed} of {total} mutants) with the required mutant "
+            "killed.")
     head = "<table><thead><tr>{}</tr></thead><tbody>"
     return "\n".join([
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         "<title>ds.07: the class</title>", f"<style>{STYLE}</style></head><body>",
-        "<h1>ds.07 radix tree: the class</h1>", f"<p id='summary'>{html.escape(line)}</p>",
-        "<h2>How the graded suites' kills spread</h2>",
-        head.format("<th>mutants killed</th><th>suites</th><th></th>"), *scores,
-        "</tbody></table>",
-        "<h2>The planted mutants, most missed first</h2>",
-        head.format("<th>id</th><th>pitfall</th><th>killed by</th><th>share</th><th></th>"),
-        *mutants, "</tbody></table>",
+        "<h1>ds.07 radix tree: the class</h1>",
+        f"<p class='headline' id='passed'><b>{html.escape(headline)}</b></p>",
+        f"<p id='summary'>{html.escape(line)}</p>",
+        "<h2>The pitfalls the class missed most</h2>",
+        *map(required_box, required),
+        f"<div class='wide'>{head.format(missed_head)}",
+        *map(missed_row, others), "</tbody></table></div>",
+        "<h2>How the graded suites' kill rates spread</h2>",
+        f"<p>Each bar counts the graded suites that killed that many of the {total} "
+        f"mutants; the dashed line is the threshold, {needed} of {total}.</p>",
+        histogram(summary["scores"], needed, total),
         "<h2>The course tests, most failed first</h2>",
-        head.format("<th>course test</th><th>failed by</th><th>share</th><th></th>"),
-        *course, "</tbody></table>",
+        "<div class='wide'>" + head.format("<th>course test</th><th>trees that fail it</th>"
+                                           "<th>share</th><th></th>"),
+        *course, "</tbody></table></div>",
         "<h2>Refused or not graded</h2>",
-        (head.format("<th>submission</th><th>verdict</th><th>why</th>") + "".join(refused)
-         + "</tbody></table>") if refused else "<p>None.</p>",
+        (f"<div class='wide'>{head.format('<th>submission</th><th>verdict</th><th>why</th>')}"
+         + "".join(refused) + "</tbody></table></div>") if refused else "<p>None.</p>",
         "<h2>Every submission</h2>",
-        head.format("<th>submission</th><th>verdict</th><th>course</th><th>killed</th>"
-                    "<th>s11</th><th>time</th>"), *everyone, "</tbody></table>",
+        "<div class='wide'>" + head.format(
+            "<th>submission</th><th>verdict</th><th>course tests passed</th>"
+            "<th>mutants killed</th><th>s11</th><th>time</th>"),
+        *everyone, "</tbody></table></div>",
         "</body></html>"]) + "\n"

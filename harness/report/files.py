@@ -39,7 +39,26 @@ AUDIENCES = ("student", "staff")
 STUDENT_FILES = ("results.json", "junit.xml", "mutation.html")
 STAFF_FILES = (*STUDENT_FILES, "mutation.json")
 REFERENCE_PATH = "impl/radix.py"
-VERDICT_POINTS = 10  # the verdict row: all of it when `ol check` passes, none otherwise
+
+# How a platform scores a submission. The points are all on the verdict row; every other row
+# is a check, passed or failed, that shows what is missing.
+SCORINGS = ("pass", "rate")
+POINTS = 40      # what a submission can earn
+PASS_MARK = 30   # --scoring rate: a pass with exactly the kills needed
+
+
+def points(passed: bool, kills: int, total: int, scoring: str = "pass") -> float:
+    """What a submission earns of POINTS, from `ol check`'s verdict and its kills of ``total``
+    mutants. ``pass`` (the default): all of them when the check passes, none otherwise.
+    ``rate``: a pass earns PASS_MARK at the threshold and the rest in proportion to the kills
+    beyond it (30 at 13 of 18, 2 more per kill, 40 at 18); a fail earns none."""
+    if not passed:
+        return 0
+    if scoring == "pass":
+        return POINTS
+    least = needed(total)
+    share = (kills - least) / (total - least) if total > least else 1
+    return round(PASS_MARK + (POINTS - PASS_MARK) * min(max(share, 0), 1), 2)
 
 
 @dataclass
@@ -49,11 +68,14 @@ class ReportFolder:
     folder: Path
     audience: str = "student"
     name: str = ""  # the submission, as its page's heading names it
+    scoring: str = "pass"  # how results.json scores it: one of SCORINGS
     written: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.audience not in AUDIENCES:
             raise OlError(f"unknown audience {self.audience!r}: choose student or staff")
+        if self.scoring not in SCORINGS:
+            raise OlError(f"unknown scoring {self.scoring!r}: choose {' or '.join(SCORINGS)}")
         if self.folder.exists() and not self.folder.is_dir():
             raise OlError(f"{self.folder} is a file, not a folder: pass --report a new folder "
                           "(or one without reports in it)")
@@ -70,17 +92,25 @@ class ReportFolder:
         self.folder.mkdir(parents=True, exist_ok=True)
         staff = self.audience == "staff"
         documents = {
-            "results.json": json.dumps(gradescope(result, terminal, verdict, seconds), indent=2),
+            "results.json": json.dumps(gradescope(result, terminal, verdict, seconds,
+                                                  self.scoring), indent=2),
             "junit.xml": junit(result),
             "mutation.html": page(result, verdict, staff, self.name),
         }
         if staff:
             documents["mutation.json"] = json.dumps(stryker(result), indent=2)
         for name in self.names:
-            path = self.folder / name
-            with path.open("x", encoding="utf-8") as out:  # "x": never overwrite
-                out.write(documents[name] + "\n")
-            self.written.append(name)
+            self.put(name, documents[name])
+
+    def write_ungraded(self, reason: str) -> None:
+        """Only results.json, for a submission that could not be graded: no score, and why."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.put("results.json", json.dumps(not_graded(reason), indent=2))
+
+    def put(self, name: str, text: str) -> None:
+        with (self.folder / name).open("x", encoding="utf-8") as out:  # "x": never overwrite
+            out.write(text + "\n")
+        self.written.append(name)
 
 
 # --- what every report says of a mutant ---------------------------------------------------
@@ -137,8 +167,10 @@ def location(patch: str, source: str) -> dict:
 
 # --- results.json (Gradescope) ------------------------------------------------------------
 
-def gradescope(result: Check, terminal: str, verdict: str, seconds: float) -> dict:
-    """Gradescope's autograder results; what a student sees, so never the reference."""
+def gradescope(result: Check, terminal: str, verdict: str, seconds: float,
+               scoring: str = "pass") -> dict:
+    """Gradescope's autograder results; what a student sees, so never the reference. Every
+    row is a check that passed or failed; the points are the verdict row's (see ``points``)."""
     tests = []
     course = {record.name: record for record in result.course.records} if result.course else {}
     for number, name in enumerate(COURSE_TEST_NAMES, 1):
@@ -147,9 +179,9 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float) -> di
         said = ("passed" if passed else
                 f"not run: the course run ended early ({result.course.status.value})"
                 if record is None else f"{record.outcome}: {message(record, 40)}")
-        tests.append(row(f"course test {name}", passed, 1, said, f"1.{number}", "course"))
+        tests.append(row(f"course test {name}", passed, said, f"1.{number}", "course"))
     missing = result.missing_names
-    tests.append(row("the six required test names", not missing, 1,
+    tests.append(row("the six required test names", not missing,
                      "all six present" if not missing else
                      f"missing: {', '.join(missing)} (all of {', '.join(REQUIRED_TESTS)})",
                      "2.1", "your tests"))
@@ -158,12 +190,13 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float) -> di
         killed = graded and result.killed(done)
         said = (f"{status(result, done)}: " + reason(result, done) if graded else
                 "not graded: your tests are invalid on a correct tree (see the output)")
-        tests.append(row(f"mutant {done.mutant.id}: {done.mutant.title}", killed, 1, said,
+        tests.append(row(f"mutant {done.mutant.id}: {done.mutant.title}", killed, said,
                          f"3.{number}", "mutants"))
-    tests.append(row("verdict of ol check", result.passed, VERDICT_POINTS, verdict, "4.1",
-                     "verdict"))
+    earned = points(result.passed, result.kills, len(result.mutants), scoring)
+    tests.append(row("verdict of ol check", result.passed, verdict, "4.1", "verdict")
+                 | {"score": earned, "max_score": POINTS})
     return {
-        "score": sum(test["score"] for test in tests),
+        "score": earned,
         "execution_time": round(seconds, 3),
         "output": terminal,
         "output_format": "text",
@@ -173,17 +206,28 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float) -> di
     }
 
 
+def not_graded(reason: str) -> dict:
+    """Gradescope's results for a submission ol could not grade: 0 and why, in the student's
+    terms (the files as submitted, what to change before submitting again)."""
+    return {"score": 0, "execution_time": 0, "output": reason, "output_format": "text",
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+
+
 PRAIRIELEARN_LIMIT = 1_000_000  # bytes PrairieLearn accepts in results.json
 
 
-def prairielearn(result: Check, terminal: str, verdict: str, seconds: float) -> dict:
-    """PrairieLearn's external grader results: the Gradescope rows as tests with points,
-    the score as a share in [0, 1]; outputs cut so the file stays under 1 MB."""
-    rows = gradescope(result, terminal, verdict, seconds)["tests"]
-    earned, most = sum(test["score"] for test in rows), sum(test["max_score"] for test in rows)
-    tests = [{"name": test["name"], "points": test["score"], "max_points": test["max_score"],
-              "message": test["status"], "output": test["output"]} for test in rows]
-    results = {"gradable": True, "score": round(earned / most, 4), "message": verdict,
+def prairielearn(result: Check, terminal: str, verdict: str, seconds: float,
+                 scoring: str = "pass") -> dict:
+    """PrairieLearn's external grader results: the Gradescope rows as tests (points on the
+    verdict's alone), the score as a share in [0, 1]; outputs cut so the file stays under
+    1 MB."""
+    rows = gradescope(result, terminal, verdict, seconds, scoring)["tests"]
+    tests = [{"name": test["name"], "points": test.get("score", 0),
+              "max_points": test.get("max_score", 0), "message": test["status"],
+              "output": test["output"]} for test in rows]
+    earned = points(result.passed, result.kills, len(result.mutants), scoring)
+    results = {"gradable": True, "score": round(earned / POINTS, 4),
+               "message": verdict,
                "output": terminal, "tests": tests}
     while len(json.dumps(results)) > PRAIRIELEARN_LIMIT:
         longest = max(results["tests"], key=lambda test: len(test["output"]))
@@ -196,12 +240,12 @@ def prairielearn(result: Check, terminal: str, verdict: str, seconds: float) -> 
 def ungradable(reason: str) -> dict:
     """What PrairieLearn shows for a submission ol cannot grade: why, and no score."""
     return {"gradable": False, "score": 0, "format_errors": [reason],
-            "message": f"Not graded: {reason}", "tests": []}
+            "message": reason.split("\n", 1)[0], "output": reason, "tests": []}
 
 
-def row(name: str, passed: bool, points: int, output: str, number: str, tag: str) -> dict:
-    return {"name": name, "number": number, "score": points if passed else 0,
-            "max_score": points, "status": "passed" if passed else "failed",
+def row(name: str, passed: bool, output: str, number: str, tag: str) -> dict:
+    """A check of Gradescope's results, without points: it shows passed or failed."""
+    return {"name": name, "number": number, "status": "passed" if passed else "failed",
             "output": output, "output_format": "text", "tags": [tag], "visibility": "visible"}
 
 
@@ -272,7 +316,8 @@ def stryker(result: Check) -> dict:
 # --- mutation.html --------------------------------------------------------------------------
 
 BASE_STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 76em; color: #222; }
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 76em; color: #222;
+       padding: 0 1em; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .3em .6em; border-bottom: 1px solid #ddd;
@@ -326,6 +371,7 @@ def page(result: Check, verdict: str, staff: bool, name: str = "") -> str:
     title = f"{name}: {outcome}" if name else outcome
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         f"<title>{html.escape(title)} (ds.07)</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",

@@ -6,6 +6,7 @@ batch of checks can keep each submission's text apart.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -18,7 +19,7 @@ from harness.chapter import (
 )
 from harness.grade import grading, mutation
 from harness.grade.course import needed
-from harness.grade.workspace import Workspace
+from harness.grade.workspace import RADIX_FILE, TEST_FILE, Workspace, unrooted
 from harness.run.judge import RunResult, Status
 
 
@@ -69,12 +70,14 @@ def print_course(run: RunResult, out: TextIO | None = None) -> None:
             print(f"    {line}", file=out)
 
 
-def verdict(result: grading.Check, option: str) -> str:
-    """One line: PASSED, or what is wrong and what to do first."""
+def verdict(result: grading.Check, option: str, platform: bool = False) -> str:
+    """One line: PASSED, or what is wrong and what to do first. On a course platform
+    (``platform``) the next step is to submit again, never a command."""
     total = len(result.mutants)
     if result.passed:
-        return (f"PASSED: the course tests pass and your tests kill {result.kills} of {total} "
-                f"mutants, {REQUIRED_NAMES} among them. Next: `ol diff ds.07{option}`.")
+        done = (f"PASSED: the course tests pass and your tests kill {result.kills} of {total} "
+                f"mutants, {REQUIRED_NAMES} among them.")
+        return done if platform else f"{done} Next: `ol diff ds.07{option}`."
     wrong, todo = [], []
     if not result.course_passed:
         wrong.append("course tests fail")
@@ -91,20 +94,36 @@ def verdict(result: grading.Check, option: str) -> str:
     if result.mutants and not result.rate_met:
         wrong.append(f"{result.kills} of {total} mutants killed, {needed(total)} needed")
         todo.append("read the hints of the survivors")
-    return f"NOT PASSED: {'; '.join(wrong)}. Next: {todo[0]}, then run `ol check ds.07{option}`."
+    again = "submit again" if platform else f"run `ol check ds.07{option}`"
+    return f"NOT PASSED: {'; '.join(wrong)}. Next: {todo[0]}, then {again}."
 
 
 def show_check(result: grading.Check, workspace: Workspace,
                out: TextIO | None = None, missed: bool = False,
-               audience: str = "student") -> None:
-    """What `ol check` prints: the course table, the student's tests, the mutants, a verdict."""
+               audience: str = "student", platform: bool = False) -> None:
+    """What `ol check` prints: the course table, the student's tests, the mutants, a verdict.
+    On a course platform (``platform``) files are named as submitted, with no folder of the
+    grader's, and no command is suggested that the platform does not have."""
+    if platform:  # the student's own names; the grader's folders taken out of every message
+        text = io.StringIO()
+        write_check(result, RADIX_FILE.as_posix(), TEST_FILE.as_posix(), None, text, missed,
+                    audience)
+        print(unrooted(text.getvalue()), end="", file=out)
+    else:
+        write_check(result, str(workspace.radix), str(workspace.tests), workspace.option(), out,
+                    missed, audience)
+
+
+def write_check(result: grading.Check, radix: str, tests: str, option: str | None,
+                out: TextIO | None, missed: bool, audience: str) -> None:
+    """show_check's text, the files named ``radix`` and ``tests``; ``option`` names the
+    workspace in the commands it suggests, None where no command can be run (a platform)."""
     def say(line: str = "") -> None:
         print(line, file=out)
 
-    say(f"ol check ds.07{workspace.option()}\n\n1. The course tests against your tree "
-        f"({workspace.radix}):")
+    say(f"ol check ds.07{option or ''}\n\n1. The course tests against your tree ({radix}):")
     print_course(result.course, out)
-    say(f"\n2. Your tests ({workspace.tests}) on {len(CORRECT_TREES)} correct trees:")
+    say(f"\n2. Your tests ({tests}) on {len(CORRECT_TREES)} correct trees:")
     if result.on_reference is not None:
         say(f"  {len(result.on_reference.records)} tests; " + "; ".join(
             f"on {where}: {tally(run)}" for where, run in result.correct_runs))
@@ -120,12 +139,12 @@ def show_check(result: grading.Check, workspace: Workspace,
         coverage = result.own.coverage
         said = coverage.summary() if coverage is not None else (
             f"not measured: the run on your tree did not finish ({result.own.status.value})")
-        say(f"  coverage of {workspace.radix} by your tests (not graded): {said}")
+        say(f"  coverage of {radix} by your tests (not graded): {said}")
         if coverage is not None and missed:
             for line in coverage.missed() or ["every line and branch runs"]:
                 say(f"    {line}")
-        elif coverage is not None and coverage.missed():
-            say(f"    `ol check ds.07{workspace.option()} --missed` lists what they never run")
+        elif coverage is not None and coverage.missed() and option is not None:
+            say(f"    `ol check ds.07{option} --missed` lists what they never run")
     if result.mutants:
         graded = "" if result.graded else " (provisional: without the invalid tests)"
         say(f"\n3. Your tests against the {len(result.mutants)} planted mutants{graded}:")
@@ -133,7 +152,7 @@ def show_check(result: grading.Check, workspace: Workspace,
                 for done in result.mutants]
         table(rows, ("id", "pitfall", "result"), out)
         say(f"\n  {kill_rate(result)}")
-    say(f"\n{verdict(result, workspace.option())}")
+    say(f"\n{verdict(result, option or '', platform=option is None)}")
 
 
 def mutant_state(result: grading.Check, done: mutation.MutantResult) -> str:
