@@ -44,6 +44,9 @@ def pytest_configure(config) -> None:
         "markers", "sandboxed(mode): needs that sandbox (bwrap or uid); skipped, with the "
         "reason, only where it cannot start, and a failure of the run where OL_SANDBOX_TESTS "
         "names that mode (as .ci/run does for each sandbox ol says starts here)")
+    config.addinivalue_line(
+        "markers", "slow: runs whole checks, grading batches or hostile workspaces (seconds to "
+        "minutes each); `-m \"not slow\"` leaves them out while working, CI runs them all")
     _load_reference_as_tl_ds()
     # every run of the project's tests runs: results kept by content are tested on purpose
     # (test_cache.py), never met by chance

@@ -97,6 +97,7 @@ def audit_matrix():
     return audit.run_catalog(RUNS, catalog.load_audit_catalog(), reference_source())
 
 
+@pytest.mark.slow
 def test_the_course_suite_kills_every_audit_mutant(audit_matrix):
     """At the verdict profile (the course profile's steps, without shrinking)."""
     assert audit_matrix.baseline.all_passed
@@ -157,6 +158,7 @@ def test_ol_audit_wraps_its_table_at_the_terminal_width_under_the_killers_column
     assert sum(line.startswith(mutants[0].id + " ") for line in lines) == 1
 
 
+@pytest.mark.slow
 def test_ol_audit_seeds_reports_the_share_of_seeds_that_kill_each_mutant(monkeypatch, capsys):
     """A correct tree among the mutants survives every seed: a weak spot, exit 1."""
     audit_mutants = {mutant.id: mutant for mutant in catalog.load_audit_catalog()}

@@ -84,6 +84,7 @@ def check(workspace: Path, *more: str) -> tuple[int, str]:
     return code, out
 
 
+@pytest.mark.slow
 def test_a_recheck_of_an_unchanged_workspace_runs_nothing_and_says_so(cache, runs, small):
     code, cold = check(small)
     assert "course" in runs and REUSED not in cold
@@ -108,6 +109,7 @@ def rerun_after(small: Path, tmp_path: Path, runs: list[str], path: str, more: s
     return sorted(runs)
 
 
+@pytest.mark.slow
 def test_a_change_to_the_tree_alone_reruns_only_the_course_and_the_students_own_run(
         cache, runs, small, tmp_path):
     ran = rerun_after(small, tmp_path, runs, "tl_ds/radix.py",
@@ -115,12 +117,14 @@ def test_a_change_to_the_tree_alone_reruns_only_the_course_and_the_students_own_
     assert ran == ["course", "probe", "students"]  # its own tests on its own tree
 
 
+@pytest.mark.slow
 def test_a_change_to_the_tests_alone_reruns_only_their_runs(cache, runs, small, tmp_path):
     ran = rerun_after(small, tmp_path, runs, "tests/test_ds07_radix.py",
                       "\n\ndef test_extra():\n    assert True\n")
     assert "course" not in ran and "probe" not in ran and "students" in ran
 
 
+@pytest.mark.slow
 def test_fresh_runs_everything_and_keeps_the_output(cache, runs, small):
     _, first = check(small)
     runs.clear()

@@ -183,6 +183,7 @@ CLEAN_RUN = """
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["fast", "strict"])
 def test_what_one_run_does_to_its_process_never_reaches_the_next_run(tmp_path, mode):
     with Engine(fresh=mode == "strict") as engine:

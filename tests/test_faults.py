@@ -72,6 +72,7 @@ def passing(tmp_path) -> Path:
     return root
 
 
+@pytest.mark.slow
 @needs_worker_sandbox
 def test_a_worker_first_started_from_a_short_lived_thread_outlives_that_thread(tmp_path):
     """bwrap's parent-death signal belongs to the thread that started it (the cause of the
@@ -87,6 +88,7 @@ def test_a_worker_first_started_from_a_short_lived_thread_outlives_that_thread(t
         assert worker.generation == 1, "the worker had to be started again"
 
 
+@pytest.mark.slow
 @needs_worker_sandbox
 def test_a_tests_only_change_after_a_cached_check_is_graded_every_time(passing, tmp_path,
                                                                       monkeypatch):
@@ -101,6 +103,7 @@ def test_a_tests_only_change_after_a_cached_check_is_graded_every_time(passing, 
         assert "worker" not in out + err and verdict_line(out).startswith("PASSED")
 
 
+@pytest.mark.slow
 @needs_worker_sandbox
 def test_ol_grade_with_a_cache_grades_a_tests_only_change_without_a_fault(tmp_path):
     subs = [tmp_path / name for name in ("ann", "bob")]
@@ -130,6 +133,7 @@ def check_while_killing(workspace: Path, times: int, after: float) -> tuple[int,
     return code, out, err, len(killer.killed)
 
 
+@pytest.mark.slow
 @needs_worker_sandbox
 def test_a_worker_killed_once_in_a_check_changes_nothing_of_the_verdict(passing):
     undisturbed = ol_run("check", "ds.07", "--workspace", passing)

@@ -208,6 +208,7 @@ def honest(tmp_path_factory) -> grading.TestsGrade:
 
 # --- reading the module under test: every way in reads only the proxy ---------------------
 
+@pytest.mark.slow
 @needs_sandbox
 @pytest.mark.parametrize("way", sorted(READERS))
 def test_a_test_that_reads_the_module_under_test_gets_the_grade_of_the_same_suite_without_it(
@@ -311,6 +312,7 @@ for _text in _found()[:1]:
 """
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_tree_that_looks_for_the_reference_finds_nothing_and_still_fails():
     run = course(REFERENCE + BROKEN + FIND_THE_REFERENCE)
@@ -330,6 +332,7 @@ def test_malformed_records_make_the_run_a_crash_never_an_error_of_ol():
         assert result.status is Status.CRASH, lines
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_test_that_writes_into_every_channel_it_can_open_changes_no_other_run(tmp_path):
     forger = PASSING_TESTS + textwrap.dedent("""
@@ -364,6 +367,7 @@ def test_a_test_that_writes_into_every_channel_it_can_open_changes_no_other_run(
 
 # --- what a submission leaves: nothing ----------------------------------------------------
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_test_that_starts_detached_processes_and_writes_outside_its_run_leaves_nothing(
         tmp_path, honest):
@@ -396,6 +400,7 @@ REFERENCE_LINES = [line.strip() for line in REFERENCE.splitlines()
                    if "_relist" in line or "_TOKEN_BYTES" in line]
 
 
+@pytest.mark.slow
 def test_an_invalid_test_that_prints_the_tree_shows_no_line_of_the_reference(tmp_path, capsys):
     ws = workspace(tmp_path, PASSING_TESTS + textwrap.dedent("""
 
@@ -448,6 +453,7 @@ def test_a_workspace_file_past_the_size_cap_is_refused(tmp_path, capsys):
 
 # --- the Gradescope bundle: results written after the submission is gone -----------------
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_detached_process_cannot_rewrite_gradescopes_results(tmp_path):
     root = tmp_path / "autograder"
@@ -485,6 +491,7 @@ def test_a_detached_process_cannot_rewrite_gradescopes_results(tmp_path):
 
 # --- the course tests: the student's tree --------------------------------------------------
 
+@pytest.mark.slow
 def test_a_tree_that_patches_pytest_at_import_still_fails_the_course_tests():
     patching = REFERENCE + BROKEN + textwrap.dedent("""
         import _pytest.reports
@@ -497,6 +504,7 @@ def test_a_tree_that_patches_pytest_at_import_still_fails_the_course_tests():
     assert "test_locks_pin_the_path" in [record.name for record in run.failures]
 
 
+@pytest.mark.slow
 def test_a_package_root_that_patches_pytest_never_runs(tmp_path):
     ws = workspace(tmp_path, PASSING_TESTS, tree=REFERENCE + BROKEN)
     (ws.package / "__init__.py").write_text(
@@ -517,6 +525,7 @@ def test_a_tree_that_ends_its_process_in_a_call_fails_the_tests_that_call_it():
     assert "TreeStopped" in {record.exception for record in run.failures}
 
 
+@pytest.mark.slow
 def test_a_tree_that_loops_forever_fails_at_its_call_limit():
     run = course(REFERENCE + "\n\ndef _spin(self, n, f):\n    while True:\n        pass\n"
                  "RadixTree.evict = _spin\n", call_limit=1.0)
@@ -527,6 +536,7 @@ def test_a_tree_that_loops_forever_fails_at_its_call_limit():
     assert "test_granule_matches_whole_runs_only" not in failed
 
 
+@pytest.mark.slow
 def test_a_tree_that_allocates_without_end_fails_at_the_memory_limit(monkeypatch):
     monkeypatch.setitem(layout.LIMITS, "memory", 1 << 30)
     run = course(REFERENCE + "\n\ndef _grow(self, n, f):\n    hoard = []\n    while True:\n"
@@ -537,6 +547,7 @@ def test_a_tree_that_allocates_without_end_fails_at_the_memory_limit(monkeypatch
     assert failed["test_lru_order_follows_last_use"].exception == "MemoryError"
 
 
+@pytest.mark.slow
 def test_a_tree_that_prints_megabytes_is_judged_on_its_answers_and_its_output_is_cut():
     run = course(REFERENCE + "\n\n_insert = RadixTree.insert\n"
                  "def _loud(self, key, values):\n    print('x' * 100_000)\n"
@@ -545,6 +556,7 @@ def test_a_tree_that_prints_megabytes_is_judged_on_its_answers_and_its_output_is
     assert len(run.output) <= OUTPUT_LIMIT
 
 
+@pytest.mark.slow
 def test_a_tree_that_forks_leaves_no_process_behind():
     marker = "317.25"
     run = course(REFERENCE + textwrap.dedent(f"""
@@ -585,6 +597,7 @@ def test_pytest_exit_with_return_code_zero_gets_no_grade(tmp_path):
     assert "pytest.exit" in " ".join(map(str, scan(PASSING_TESTS + "pytest.exit()\n")))
 
 
+@pytest.mark.slow
 def test_sys_exit_in_a_test_makes_it_invalid(tmp_path):
     result = grade(tmp_path, PASSING_TESTS + "\n\ndef test_leaves():\n"
                    "    raise SystemExit(0)\n")
@@ -593,6 +606,7 @@ def test_sys_exit_in_a_test_makes_it_invalid(tmp_path):
         result.problem
 
 
+@pytest.mark.slow
 def test_a_conftest_that_turns_failures_into_passes_is_never_loaded(tmp_path):
     ws = workspace(tmp_path, PASSING_TESTS + "\n\ndef test_always_fails():\n    assert False\n")
     (ws.root / "tests" / "conftest.py").write_text(textwrap.dedent("""
@@ -615,6 +629,7 @@ def test_pytest_plugins_that_turn_failures_into_passes_are_flagged_and_refused(t
     assert refused(grade(tmp_path, tests))
 
 
+@pytest.mark.slow
 def test_a_suite_that_passes_its_first_run_and_fails_later_ones_gets_no_grade(tmp_path):
     counter = tmp_path / "runs.txt"
     result = grade(tmp_path, PASSING_TESTS + textwrap.dedent(f"""
@@ -630,6 +645,7 @@ def test_a_suite_that_passes_its_first_run_and_fails_later_ones_gets_no_grade(tm
     assert result.problem or "test_first_run_only" in {entry.name for entry in result.invalid}
 
 
+@pytest.mark.slow
 def test_a_suite_that_hashes_the_implementation_source_is_flagged_and_invalid(tmp_path):
     digest = hashlib.sha256(REFERENCE.encode()).hexdigest()
     tests = PASSING_TESTS + textwrap.dedent(f"""
@@ -650,6 +666,7 @@ def test_a_suite_that_hashes_the_implementation_source_is_flagged_and_invalid(tm
         ("test_is_the_reference", "the third correct tree")}
 
 
+@pytest.mark.slow
 def test_a_test_that_deletes_files_in_its_working_directory_harms_only_its_own_run(tmp_path):
     tests = PASSING_TESTS + textwrap.dedent("""
 

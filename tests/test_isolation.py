@@ -123,6 +123,7 @@ def test_the_scratch_is_sized_and_gone_for_the_next_run(tmp_path):
         assert run.all_passed, run.output
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_the_course_side_imports_nothing_from_a_place_a_submission_could_write(tmp_path):
     """The course suite, and then a test of ours in the same process that checks where every
@@ -202,6 +203,7 @@ PLANTER = WRITABLE + textwrap.dedent('''
     ''') % PLANT
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_a_tree_that_plants_modules_wherever_it_can_write_still_fails_every_course_test():
     for _ in range(2):  # the second run, in the same worker, imports what the first planted
@@ -232,6 +234,7 @@ COUNTER = WEAK_TESTS + WRITABLE + textwrap.dedent('''
     ''')
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_a_suite_that_counts_its_runs_in_every_writable_place_gets_its_honest_grade(
         tmp_path, honest):  # noqa: F811
@@ -241,6 +244,7 @@ def test_a_suite_that_counts_its_runs_in_every_writable_place_gets_its_honest_gr
     assert not result.rate_met
 
 
+@pytest.mark.slow
 @needs_bwrap
 @pytest.mark.parametrize("order", ["planter first", "planter last"])
 def test_a_planter_in_ol_grade_changes_no_classmates_verdict(tmp_path, order):

@@ -93,6 +93,7 @@ def storm(marker, most=2000):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.sandboxed("bwrap")
 @pytest.mark.sandboxed("cgroup")
 @pytest.mark.parametrize("where", ["the tests", "the tree"])
@@ -156,6 +157,7 @@ def test_a_thread_storm_counts_against_the_same_cap(tmp_path):
     assert run.all_passed, run.output
 
 
+@pytest.mark.slow
 @pytest.mark.sandboxed("bwrap")
 @pytest.mark.sandboxed("cgroup")
 def test_memory_is_capped_for_all_of_a_runs_processes_together(tmp_path):
@@ -215,6 +217,7 @@ def test_a_tree_restarted_many_times_with_children_leaves_no_zombie_and_no_survi
     assert peak.count() == 0 and zombies() <= before
 
 
+@pytest.mark.slow
 @pytest.mark.sandboxed("bwrap")
 def test_a_background_thread_calling_the_tree_gets_its_own_answers(tmp_path):
     run = inside_run(tmp_path, '''
@@ -252,6 +255,7 @@ def test_a_test_stopped_at_its_time_limit_is_told_the_limit(tmp_path):
     assert "ran past its time limit of 1 s" in record.text, record.text
 
 
+@pytest.mark.slow
 @pytest.mark.sandboxed("bwrap")
 @pytest.mark.sandboxed("cgroup")
 def test_a_storming_submission_changes_no_classmates_verdict_in_ol_grade(tmp_path):
@@ -370,6 +374,7 @@ def test_two_ol_commands_with_different_temporary_folders_never_share_a_host_use
             held.release()
 
 
+@pytest.mark.slow
 @pytest.mark.sandboxed("bwrap")
 def test_a_check_whose_temporary_folder_only_its_user_may_enter_grades_as_usual(tmp_path):
     private = tmp_path / "private"

@@ -81,6 +81,7 @@ def test_a_catalog_entry_naming_an_unknown_course_test_is_refused(tmp_path):
         catalog.load_catalog(path)
 
 
+@pytest.mark.slow
 def test_the_reference_passes_every_course_test(kill_matrix):
     baseline, _ = kill_matrix
     assert baseline.all_passed
@@ -100,6 +101,7 @@ def test_the_model_based_test_alone_kills_all_18_mutants(kill_matrix):
     assert [r.mutant.id for r in results if MODEL_TEST not in r.killers] == []
 
 
+@pytest.mark.slow
 def test_ol_mutants_prints_the_matrix_and_fails_when_a_caught_by_test_misses(
         monkeypatch, capsys):
     mutants = {mutant.id: mutant for mutant in catalog.load_catalog()}
@@ -120,6 +122,7 @@ def test_ol_mutants_refuses_an_unknown_module(capsys):
     assert "unknown module id 'ds.99'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_the_middle_of_ol_mutants_leaves_nothing_behind(tmp_path):
     before = git_status()
     scratch = tmp_path / "tmp"

@@ -161,6 +161,7 @@ def test_tests_lists_the_eleven_course_tests_and_the_rung():
 
 # --- ol tdd -----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_tdd_red_passes_when_every_test_fails_on_the_stub(workspace):
     code, out, _ = ol_run("tdd", "red", "ds.07", "--workspace", workspace)
     assert code == ol.ExitCode.PASSED, out
@@ -168,6 +169,7 @@ def test_tdd_red_passes_when_every_test_fails_on_the_stub(workspace):
     assert f"`ol tdd green ds.07 --workspace {workspace}`" in out
 
 
+@pytest.mark.slow
 def test_tdd_red_names_vacuous_broken_and_skipped_tests(workspace):
     write_tests(workspace, (
         "import pytest\nfrom tl_ds.radix import RadixTree\n"
@@ -186,6 +188,7 @@ def test_tdd_red_names_vacuous_broken_and_skipped_tests(workspace):
     assert "NOT RED (2 red, 1 vacuous, 2 broken, 1 skipped)" in out
 
 
+@pytest.mark.slow
 def test_tdd_red_calls_a_test_file_that_does_not_import_broken(workspace):
     write_tests(workspace, "import not_a_module_here\n\ndef test_split_by_hand():\n    pass\n")
     code, out, _ = ol_run("tdd", "red", "ds.07", "--workspace", workspace)
@@ -204,6 +207,7 @@ def test_a_test_file_that_does_not_compile_stops_the_command_with_a_caret_before
     assert "    def test_split_by_hand(:" in err and "SyntaxError" in err and "^" in err
 
 
+@pytest.mark.slow
 def test_a_test_for_the_granule_check_is_red_on_the_stub_which_checks_nothing(workspace):
     write_tests(workspace, "import pytest\nfrom tl_ds.radix import RadixTree\n\n"
                            "def test_split_by_hand():\n"
@@ -213,6 +217,7 @@ def test_a_test_for_the_granule_check_is_red_on_the_stub_which_checks_nothing(wo
     assert "RED: the test fails on the stub." in out
 
 
+@pytest.mark.slow
 def test_a_command_run_inside_a_workspace_works_on_that_workspace(workspace, monkeypatch):
     monkeypatch.chdir(workspace / "tests")
     code, out, _ = ol_run("start", "ds.07")
@@ -233,12 +238,14 @@ def test_hints_given_inside_a_workspace_never_name_it_with_workspace(workspace, 
     assert "--workspace" not in out
 
 
+@pytest.mark.slow
 def test_tdd_green_passes_when_every_test_passes_on_the_students_tree(workspace):
     code, out, _ = ol_run("tdd", "green", "ds.07", "--workspace", workspace)
     assert code == ol.ExitCode.PASSED, out
     assert "GREEN: all 12 tests pass on your tree." in out
 
 
+@pytest.mark.slow
 def test_tdd_green_does_not_count_a_skip_or_a_failure_as_green(workspace):
     write_tests(workspace, (
         "import pytest\nfrom tl_ds.radix import RadixTree\n"
@@ -253,6 +260,7 @@ def test_tdd_green_does_not_count_a_skip_or_a_failure_as_green(workspace):
 
 # --- ol check ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_check_passes_the_passing_example_with_every_table(checked):
     code, out, err = checked["passing"]
     assert code == ol.ExitCode.PASSED, out + err
@@ -274,6 +282,7 @@ def test_check_says_how_much_of_the_students_tree_their_tests_run(checked):
     assert "--missed` lists what they never run" in out
 
 
+@pytest.mark.slow
 def test_check_with_missed_lists_the_lines_the_tests_never_run(capsys):
     code, out, err = ol_run("check", "ds.07", "--workspace", EXAMPLES / "passing", "--missed")
     assert code == ol.ExitCode.PASSED, out + err
@@ -304,6 +313,7 @@ def test_check_fails_the_failing_example_and_says_why(checked):
     assert "Next: fix your tree until the course tests pass" in last
 
 
+@pytest.mark.slow
 def test_a_test_that_fails_on_the_reference_is_invalid_and_refuses_the_grade(workspace):
     with (workspace / "tests" / "test_ds07_radix.py").open("a") as out:
         out.write("\n\ndef test_asks_too_much():\n    assert len(RadixTree(1)) == 1\n")
@@ -315,6 +325,7 @@ def test_a_test_that_fails_on_the_reference_is_invalid_and_refuses_the_grade(wor
     assert "grade refused: your tests are invalid" in out.splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_a_test_that_asserts_the_first_nodes_id_is_invalid(workspace):
     """Which id a new node gets is the contract's open choice: the reference and the second
     tree both start at 1, the third does not, so such a test is named invalid."""
@@ -329,6 +340,7 @@ def test_a_test_that_asserts_the_first_nodes_id_is_invalid(workspace):
     assert "grade refused: your tests are invalid" in out.splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_tests_that_never_reach_the_tree_refuse_the_grade(workspace):
     write_tests(workspace, "".join(f"def {name}():\n    pass\n" for name in REQUIRED_TESTS))
     code, out, _ = ol_run("check", "ds.07", "--workspace", workspace)
@@ -349,6 +361,7 @@ def test_the_threshold_boundary_holds_for_other_totals():
 
 # --- ol diff ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_diff_shows_the_reference_once_the_course_tests_pass(workspace):
     code, out, _ = ol_run("diff", "ds.07", "--workspace", workspace)
     assert code == ol.ExitCode.PASSED
@@ -358,6 +371,7 @@ def test_diff_shows_the_reference_once_the_course_tests_pass(workspace):
     assert "+class _Node:" in lines and "\033[" not in out
 
 
+@pytest.mark.slow
 def test_diff_refuses_before_the_course_tests_pass():
     code, out, _ = ol_run("diff", "ds.07", "--workspace", FAILING)
     assert code == ol.ExitCode.NOT_PASSED
@@ -408,6 +422,7 @@ def test_a_missing_test_file_is_bad_input(workspace, command):
     ("class Tree:\n    pass\n", "it defines no class RadixTree"),
     ("import os\nos._exit(0)\n", "ends the interpreter"),
 ])
+@pytest.mark.slow
 def test_a_radix_py_that_does_not_import_is_bad_input(workspace, source, said):
     (workspace / "tl_ds" / "radix.py").write_text(source)
     for command in (("tdd", "green"), ("check",), ("diff",)):
@@ -422,6 +437,7 @@ def test_a_test_file_with_no_tests_is_bad_input(workspace, body):
         assert "holds no tests" in bad_input(*command, "ds.07", "--workspace", workspace)
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_the_middle_of_ol_check_leaves_nothing_behind(tmp_path):
     before = git_status()
     scratch = tmp_path / "tmp"
@@ -544,6 +560,7 @@ def test_report_refuses_a_folder_that_already_holds_reports(tmp_path):
     assert (tmp_path / "results.json").read_text() == "{}"
 
 
+@pytest.mark.slow
 def test_ol_grade_grades_each_submission_and_a_broken_one_does_not_stop_the_batch(tmp_path):
     good = tmp_path / "class" / "alice"
     shutil.copytree(PASSING, good, symlinks=False)
@@ -633,6 +650,7 @@ def from_reports(out: Path, names: list[str]) -> dict:
     return {"graded": graded, "killed": killed, "trees": trees, "failed": failed}
 
 
+@pytest.mark.slow
 def test_the_class_summary_agrees_with_the_submissions_own_reports(tmp_path):
     names = ["alice", "dave", "erin"]
     for name, example in zip(names, (PASSING, EXAMPLES / "failing", PASSING), strict=True):
@@ -775,6 +793,7 @@ def autograder(tmp_path: Path, submission: dict[str, str]) -> dict:
     return json.loads((root / "results" / "results.json").read_text())
 
 
+@pytest.mark.slow
 def test_the_gradescope_bundle_grades_a_submission_in_a_folder_of_its_own(tmp_path):
     tests = (PASSING / "tests" / "test_ds07_radix.py").read_text()
     results = autograder(tmp_path, {"my-work/tl_ds/radix.py": TREE,
@@ -807,6 +826,7 @@ def test_the_gradescope_bundle_never_overwrites_a_file(tmp_path):
     assert (tmp_path / "bundle.zip").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_course_tests_that_do_not_import_are_the_graders_fault_not_the_students(workspace,
                                                                                monkeypatch,
                                                                                tmp_path):
@@ -904,6 +924,7 @@ def prairielearn(tmp_path: Path, files: dict[str, str]) -> tuple[int, dict]:
     return code, json.loads(results)
 
 
+@pytest.mark.slow
 def test_prairielearn_scores_a_passing_submission_one(tmp_path):
     tests = (PASSING / "tests" / "test_ds07_radix.py").read_text()
     code, results = prairielearn(tmp_path, {"radix.py": TREE, "test_ds07_radix.py": tests})
@@ -914,6 +935,7 @@ def test_prairielearn_scores_a_passing_submission_one(tmp_path):
     assert grader_paths(platform_texts(results), tmp_path) == []
 
 
+@pytest.mark.slow
 def test_prairielearn_gives_a_fail_zero_with_what_is_missing_and_the_file_cannot_be_forged(
         tmp_path):
     results_path = tmp_path / "grade" / "results" / "results.json"
@@ -991,6 +1013,7 @@ def test_gradescope_tells_a_failing_invalid_suite_what_to_fix_without_the_grader
     assert "not graded: your tests are invalid" in text
 
 
+@pytest.mark.slow
 def test_gradescope_shows_a_pass_without_a_next_command_or_the_graders_paths(tmp_path):
     tests = (PASSING / "tests" / "test_ds07_radix.py").read_text()
     results = autograder(tmp_path, {"tl_ds/radix.py": TREE, "tests/test_ds07_radix.py": tests})

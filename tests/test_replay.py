@@ -19,6 +19,7 @@ from harness.run.layout import Suite
 # count, the LRU order after a rejoin, a dead id, a count of tokens, a hand-back
 REPLAYED = ("s06", "s13", "a29", "a39", "a53", "a56")
 HEAD = "def test_replay_of_the_model_test():"
+pytestmark = pytest.mark.slow  # a course run per mutant replayed
 
 
 def replay_text(record) -> str:

@@ -118,6 +118,7 @@ def test_ol_grade_refuses_where_no_sandbox_can_start(unsandboxed, tmp_path, caps
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_ol_check_says_in_one_line_that_it_ran_unsandboxed(unsandboxed, tmp_path, capsys):
     workspace = tmp_path / "ws"
     assert ol.main(["start", "ds.07", "--workspace", str(workspace)]) == 0
@@ -139,6 +140,7 @@ def test_check_with_require_sandbox_refuses_without_one(unsandboxed, capsys):
 UID_PROBLEM = sandbox.uid_problem()
 
 
+@pytest.mark.slow
 @pytest.mark.sandboxed("uid")
 def test_the_uid_sandbox_runs_tests_as_another_user_and_ends_all_they_started(tmp_path):
     with Engine("uid") as engine:
@@ -165,6 +167,7 @@ def test_the_uid_sandbox_runs_tests_as_another_user_and_ends_all_they_started(tm
         assert subprocess.run(["pgrep", "-f", "sleep 309.5"], capture_output=True).stdout == b""
 
 
+@pytest.mark.slow
 @pytest.mark.sandboxed("uid")
 def test_in_the_uid_sandbox_a_run_cannot_read_what_the_grader_keeps_beside_the_submission(
         tmp_path):
@@ -199,6 +202,7 @@ def test_in_the_uid_sandbox_a_run_cannot_read_what_the_grader_keeps_beside_the_s
     assert run.all_passed, run.output
 
 
+@pytest.mark.slow
 @pytest.mark.sandboxed("uid")
 def test_in_the_uid_sandbox_the_trees_coverage_is_measured(tmp_path):
     test = tmp_path / "test_inside.py"
@@ -218,6 +222,7 @@ def test_in_the_uid_sandbox_the_trees_coverage_is_measured(tmp_path):
     assert 0 < run.coverage.covered_lines < run.coverage.statements
 
 
+@pytest.mark.slow
 @pytest.mark.sandboxed("uid")
 def test_in_the_uid_sandbox_a_suite_counting_its_runs_in_every_writable_place_finds_none(
         tmp_path):
