@@ -15,14 +15,16 @@ COURSE_TESTS = ROOT / "tests" / "course"
 MUTANTS = ROOT / "mutants"
 CATALOG = MUTANTS / "catalog.toml"
 EQUIVALENTS = MUTANTS / "equivalent.toml"  # mutmut survivors that cannot change behaviour
-SECOND = ROOT / "impl" / "second.py"  # a second correct tree, written apart from the reference
+EXAMPLES = ROOT / "examples"
+# the second correct tree is the passing example's: written apart from the reference, as a
+# student would write one
+SECOND = EXAMPLES / "passing" / "tl_ds" / "radix.py"
 THIRD = ROOT / "impl" / "third.py"  # a third, making each open choice unlike the other two
 # The correct trees a student's tests must pass on, as the reports name them: no test may
 # rest on a choice the contract leaves open (which id a new node gets, which freed id
 # comes back, an unlock of a node pinned only from below).
 CORRECT_TREES = (("the reference", REFERENCE), ("the second correct tree", SECOND),
                  ("the third correct tree", THIRD))
-EXAMPLES = ROOT / "examples"
 MODULES = ("ds.07",)
 
 COURSE_TEST_NAMES = (

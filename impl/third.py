@@ -1,7 +1,7 @@
 """A third correct radix tree over token ids, written apart from the other two.
 
 It keeps the contract (the course's SPEC section 3) and makes each choice the contract
-leaves open differently from ``impl/radix.py`` and ``impl/second.py``, so that a
+leaves open differently from ``impl/radix.py`` and the passing example's tree, so that a
 student's test that passes on those two only because of such a choice fails here:
 
 - ids: the first node is 2, not 1 (slot 1 is never used), and a freed id is reused

@@ -137,9 +137,6 @@ def test_check_with_require_sandbox_refuses_without_one(unsandboxed, capsys):
     assert "grades only in a sandbox" in capsys.readouterr().err
 
 
-UID_PROBLEM = sandbox.uid_problem()
-
-
 @pytest.mark.slow
 @pytest.mark.sandboxed("uid")
 def test_the_uid_sandbox_runs_tests_as_another_user_and_ends_all_they_started(tmp_path):

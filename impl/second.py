@@ -1,1 +1,0 @@
-../examples/passing/tl_ds/radix.py
