@@ -1,4 +1,4 @@
-"""ol: the grading harness of course module ds.07, the radix tree over token ids.
+"""ol: the grading harness of a course chapter, the one ``harness/chapter.py`` describes.
 
 A thin command line: it parses, dispatches to ``cmd_<name>``, and formats. The work is in
 the ``harness`` package. Every error a user can cause is an ``OlError``, which ``main``
@@ -25,12 +25,15 @@ from pathlib import Path
 from harness import audit
 from harness.chapter import (
     CORRECT_TREES,
+    COURSE_TEST_FILE,
     COURSE_TEST_NAMES,
     EQUIVALENTS,
+    ID,
     MODULES,
     REQUIRED_NAMES,
     REQUIRED_PITFALL,
     REQUIRED_TESTS,
+    STUDENT_TESTS,
     THRESHOLD_PERCENT,
     reference_source,
 )
@@ -87,7 +90,7 @@ def argument(*flags: str, **options) -> Argument:
     return Argument(flags, options)
 
 
-MODULE = argument("module", help="the module id: ds.07")
+MODULE = argument("module", help=f"the module id: {', '.join(MODULES)}")
 WORKSPACE = argument("--workspace", type=Path, default=None, metavar="DIR",
                      help="your workspace (default: ./workspace, or the workspace you are in)")
 SANDBOX = argument("--sandbox", choices=sandbox.MODES, default=None,
@@ -117,7 +120,7 @@ REFUSE_FLAGGED = argument("--refuse-flagged", action="store_true",
 def check_module(module: str) -> None:
     if module not in MODULES:
         raise OlError(f"unknown module id {module!r}: this harness grades {', '.join(MODULES)}. "
-                      f"Run e.g. `ol tests ds.07`.")
+                      f"Run e.g. `ol tests {ID}`.")
 
 
 def cmd_mutants(args: argparse.Namespace, engine: Engine) -> int:
@@ -159,7 +162,7 @@ def cmd_audit(args: argparse.Namespace, engine: Engine) -> int:
     progress = Display()
     try:
         if args.seeds is not None:
-            print(f"ol audit ds.07 --seeds {args.seeds}: the model test alone, "
+            print(f"ol audit {ID} --seeds {args.seeds}: the model test alone, "
                   f"{args.seeds} seeds instead of the derandomized one")
             seeded = audit.run_seeds(engine, catalog.load_catalog(), audit_mutants,
                                      reference_source(), args.seeds, args.jobs,
@@ -177,7 +180,7 @@ def cmd_audit(args: argparse.Namespace, engine: Engine) -> int:
         return ExitCode.NOT_PASSED if run.survivors else ExitCode.PASSED
     target = audit.Target(reference_source(), mutation.course_suite("verdict"), EQUIVALENTS,
                           "impl/radix.py")
-    print(f"ol audit ds.07: mutmut on impl/radix.py against the {len(COURSE_TEST_NAMES)} "
+    print(f"ol audit {ID}: mutmut on impl/radix.py against the {len(COURSE_TEST_NAMES)} "
           "course tests (the course profile's steps, without shrinking)")
     result = audit.audit(engine, target, args.jobs or cores(),
                          lambda line: print(f"  {line}", flush=True))
@@ -193,20 +196,20 @@ def cmd_start(args: argparse.Namespace, engine: Engine) -> int:
     for path in kept:
         print(f"kept     {path} (it exists; ol start never overwrites)")
     print(f"\nNext: write the six tests named in {workspace.tests}, then run "
-          f"`ol tdd red ds.07{workspace.option()}`.")
+          f"`ol tdd red {ID}{workspace.option()}`.")
     return ExitCode.PASSED
 
 
 def cmd_tests(args: argparse.Namespace, engine: Engine) -> int:
     check_module(args.module)
     tests = load_course_tests()
-    print(f"The {len(tests)} course tests of ds.07 (tests/course/test_ds07_radix.py):\n")
+    print(f"The {len(tests)} course tests of {ID} ({COURSE_TEST_FILE.relative_to(PROJECT)}):\n")
     for test in tests:
         print(f"{short(test.name)}  [{test.kind}]")
         print(f"    checks: {test.checks}")
         print(f"    why:    {test.why}")
     total = len(catalog.load_catalog())
-    print("\nYour own tests (rung R3), in tests/test_ds07_radix.py, import only "
+    print(f"\nYour own tests (rung R3), in {STUDENT_TESTS.as_posix()}, import only "
           "`from tl_ds.radix import RadixTree, NodeId, ROOT` and must:")
     print(f"  - include the six tests {', '.join(REQUIRED_TESTS)};")
     print(f"  - pass on the reference and on {len(CORRECT_TREES) - 1} other correct trees (no "
@@ -233,7 +236,7 @@ def cmd_tdd(args: argparse.Namespace, engine: Engine) -> int:
         table([(row.state, short(row.name), row.detail) for row in report.rows],
               ("state", "test", "why"))
     if report.problem:
-        print(f"\nBROKEN: {report.problem}. Fix it, then run `ol tdd {args.phase} ds.07"
+        print(f"\nBROKEN: {report.problem}. Fix it, then run `ol tdd {args.phase} {ID}"
               f"{workspace.option()}` again.")
         return ExitCode.NOT_PASSED
     counts = {state: sum(row.state == state for row in report.rows)
@@ -245,17 +248,17 @@ def cmd_tdd(args: argparse.Namespace, engine: Engine) -> int:
             every = "the test fails" if len(report.rows) == 1 else \
                 f"all {len(report.rows)} tests fail"
             print(f"\nRED: {every} on the stub. Next: implement "
-                  f"{workspace.radix}, then run `ol tdd green ds.07{option}`.")
+                  f"{workspace.radix}, then run `ol tdd green {ID}{option}`.")
             return ExitCode.PASSED
         print(f"\nNOT RED ({summary or 'no tests ran'}): every test must fail on the stub. "
               "Make a vacuous test assert something the stub gets wrong, fix a broken test's "
-              "own code, then run `ol tdd red ds.07` again.")
+              f"own code, then run `ol tdd red {ID}` again.")
         return ExitCode.NOT_PASSED
     if report.passed and all(row.state == "green" for row in report.rows):
         every = "the test passes" if len(report.rows) == 1 else \
             f"all {len(report.rows)} tests pass"
         print(f"\nGREEN: {every} on your tree. Next: "
-              f"`ol check ds.07{option}`.")
+              f"`ol check {ID}{option}`.")
         return ExitCode.PASSED
     print(f"\nNOT GREEN ({summary or 'no tests ran'}): fix {workspace.radix} (or a test "
           f"that asserts the wrong thing) until every test passes; skips and xfails do "
@@ -353,7 +356,7 @@ def cmd_diff(args: argparse.Namespace, engine: Engine) -> int:
         failed = len(course.failures) or len(COURSE_TEST_NAMES)
         print(f"ol diff refuses: {counted(failed, 'course test')} "
               f"{'fails' if failed == 1 else 'fail'} on your tree, and the reference "
-              f"is shown only to a tree that passes them all. Run `ol check ds.07"
+              f"is shown only to a tree that passes them all. Run `ol check {ID}"
               f"{workspace.option()}` to see which, and fix them first.")
         return ExitCode.NOT_PASSED
     lines = difflib.unified_diff(
@@ -373,7 +376,7 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
     missing = [str(path) for path in args.submissions if not path.is_dir()]
     if missing:
         raise OlError(f"not a folder: {', '.join(missing)}. Pass ol grade the workspaces to "
-                      "grade, e.g. `ol grade ds.07 submissions/*`")
+                      f"grade, e.g. `ol grade {ID} submissions/*`")
     jobs = args.jobs or max(1, cores() // 2)
     require_sandbox(engine, "ol grade", args.submissions)  # no submission reads another
     progress = Display()
@@ -392,8 +395,8 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
         progress.close()
     planted = len(catalog.load_catalog())
     table([(row.submission, row.verdict, batch.course_count(row), batch.kill_count(row, planted),
-            row.s11, f"{row.seconds:.0f} s") for row in rows],
-          ("submission", "verdict", "course", "killed", "s11", "time"))
+            row.required, f"{row.seconds:.0f} s") for row in rows],
+          ("submission", "verdict", "course", "killed", REQUIRED_NAMES, "time"))
     counts = {verdict: sum(row.verdict == verdict for row in rows)
               for verdict in VERDICTS}
     print(f"\n{len(rows)} submissions in {time.monotonic() - started:.0f} s: "
@@ -453,7 +456,7 @@ def cmd_gradescope_bundle(args: argparse.Namespace, engine: Engine) -> int:
     names = bundle.write_bundle(args.out, args.scoring)
     print(f"wrote {args.out}: setup.sh, run_autograder and {len(names) - 2} files of ol. "
           "Upload it as the autograder of a Gradescope programming assignment; students "
-          "submit tl_ds/radix.py and tests/test_ds07_radix.py.")
+          f"submit tl_ds/radix.py and {STUDENT_TESTS.as_posix()}.")
     return ExitCode.PASSED
 
 
@@ -526,7 +529,7 @@ COMMANDS = (
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog="ol", description="The ds.07 grading harness: start, tdd, check, diff.")
+    parser = Parser(prog="ol", description=f"The {ID} grading harness: start, tdd, check, diff.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for record in COMMANDS:
         sub = commands.add_parser(record.name, help=record.help,

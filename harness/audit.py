@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.chapter import COURSE_TESTS
+from harness.chapter import COURSE_MACHINE, COURSE_TEST_FILE, COURSE_VIEWS, ID, MODEL_TEST
 from harness.errors import OlError
 from harness.grade import catalog, mutation
 from harness.grade.syntax import parse
@@ -158,7 +158,7 @@ def load_equivalents(path: Path) -> list[Entry]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise OlError(f"{path} cannot be read as TOML ({error}). Fix the file and run "
-                      "`ol audit ds.07` again.") from None
+                      f"`ol audit {ID}` again.") from None
     entries = []
     for kind in ("instrument", "mutant"):
         for number, item in enumerate(data.get(kind, []), 1):
@@ -167,13 +167,13 @@ def load_equivalents(path: Path) -> list[Entry]:
                     not isinstance(item.get(key), str) or not item[key].strip()
                     for key in wanted):
                 raise OlError(f"{path}: [[{kind}]] number {number} needs a non-empty "
-                              f"{', '.join(wanted)}. Fix it and run `ol audit ds.07` again.")
+                              f"{', '.join(wanted)}. Fix it and run `ol audit {ID}` again.")
             entries.append(Entry(item["function"], item["reason"].strip(),
                                  item.get("was", "").strip(), item.get("now", "").strip()))
     unknown = set(data) - {"instrument", "mutant"}
     if unknown:
         raise OlError(f"{path}: unknown tables {sorted(unknown)}; only [[instrument]] and "
-                      "[[mutant]] entries are read. Fix it and run `ol audit ds.07` again.")
+                      f"[[mutant]] entries are read. Fix it and run `ol audit {ID}` again.")
     return entries
 
 
@@ -414,13 +414,12 @@ NO_SELF_CHECK = """
 
 del RadixTree._check  # ol audit: only the public interface judges this tree
 """
-MODEL_TEST = "test_model_based_against_a_naive_map"
 SEEDED_TEST = '''"""The course's model test alone, once per seed: ol audit --seeds."""
 
 import os
 
 import pytest
-from test_ds07_radix import test_model_based_against_a_naive_map as model_test
+from @MODULE@ import @MODEL_TEST@ as model_test
 
 
 @pytest.mark.parametrize("seed", range(1, int(os.environ["OL_AUDIT_SEEDS"]) + 1))
@@ -520,9 +519,9 @@ class SeedRun:
 def seeded_suite(folder: Path, seeds: int) -> Suite:
     """The model test alone, parametrised by seed, with the course files beside it."""
     test = folder / "test_model_seeds.py"
-    test.write_text(SEEDED_TEST, encoding="utf-8")
-    beside = tuple(COURSE_TESTS / name for name in
-                   ("test_ds07_radix.py", "ds07_machine.py", "ds07_observe.py"))
+    test.write_text(SEEDED_TEST.replace("@MODULE@", COURSE_TEST_FILE.stem)
+                    .replace("@MODEL_TEST@", MODEL_TEST), encoding="utf-8")
+    beside = (COURSE_TEST_FILE, COURSE_MACHINE, COURSE_VIEWS)
     course = mutation.course_suite("verdict")
     return dataclasses.replace(course, files=(test,), support=(*course.support, *beside),
                                env={**course.env, "OL_AUDIT_SEEDS": str(seeds)})

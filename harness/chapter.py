@@ -25,7 +25,18 @@ THIRD = ROOT / "impl" / "third.py"  # a third, making each open choice unlike th
 # comes back, an unlock of a node pinned only from below).
 CORRECT_TREES = (("the reference", REFERENCE), ("the second correct tree", SECOND),
                  ("the third correct tree", THIRD))
-MODULES = ("ds.07",)
+ID = "ds.07"  # what a user types: `ol check ds.07`
+COMPACT_ID = ID.replace(".", "")  # in names that take no dot: "ds07"
+TITLE = "radix tree"  # what pages call it: "ds.07 radix tree"
+MODULES = (ID,)
+STUB = ROOT / "impl" / "stub.py"  # the tree `ol start` writes: every method raises
+# a workspace's tests, and the course's: the file, the state machine, and the views the
+# tree side runs for the machine (functions of a tree, reached through the proxy)
+STUDENT_TESTS = Path("tests") / "test_ds07_radix.py"
+COURSE_TEST_FILE = COURSE_TESTS / "test_ds07_radix.py"
+COURSE_MACHINE = COURSE_TESTS / "ds07_machine.py"
+COURSE_VIEWS = COURSE_TESTS / "ds07_observe.py"
+MODEL_TEST = "test_model_based_against_a_naive_map"  # the course test ol audit --seeds runs
 
 COURSE_TEST_NAMES = (
     "test_hand_example_split_and_match",
@@ -68,3 +79,18 @@ REQUIRED_NAMES = " and ".join(REQUIRED_MUTANTS)  # how the text names them: "s11
 
 def reference_source() -> str:
     return REFERENCE.read_text(encoding="utf-8")
+
+
+# The file `ol start` writes for the student's tests, filled in with the rung's numbers.
+TESTS_TEMPLATE = '''"""My tests of tl_ds.radix (ds.07, rung R3), graded by the mutants they kill.
+
+Import only `from tl_ds.radix import RadixTree, NodeId, ROOT`. `ol check ds.07` needs these
+six tests; together your tests must kill at least {percent}% of the {total} planted mutants,
+and {required} ({pitfall}) among them:
+
+{names}
+
+Write them, run `ol tdd red ds.07` (every test must fail on the stub), implement
+tl_ds/radix.py, then `ol tdd green ds.07` and `ol check ds.07`.
+"""
+'''

@@ -3,21 +3,22 @@
 ``harness/run/`` (running untrusted code) imports nothing from ``harness/grade/``
 (deciding) or ``harness/report/`` (saying); ``grade/`` imports nothing from ``report/``;
 and nothing imports ``harness/run/payload/``, whose files are copied into runs and
-started there.
+started there. And the engine does not know its chapter: no chapter fact is written in it.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import threading
 from pathlib import Path
 
 from harness import chapter
-from harness.chapter import COURSE_TESTS, ROOT, reference_source
+from harness.chapter import COURSE_TESTS, ROOT, STUB, reference_source
 from harness.grade import syntax
 from harness.grade.mutation import placebo as placebo_source
 from harness.grade.scan import scan
-from harness.run.layout import PROXY, STUB
+from harness.run.layout import PROXY
 from harness.run.sandbox import PAYLOAD
 
 # (the package whose modules are checked, the packages they must not import)
@@ -145,3 +146,44 @@ def test_ol_parses_source_one_thread_at_a_time():
         assert not done.wait(0.5)  # the scan waits for the lock
     other.join(5)
     assert done.is_set()
+
+
+def engine_files() -> list[Path]:
+    """ol and every module of the harness but ``harness/chapter.py``: the engine."""
+    return [ROOT / "ol.py", *(path for path in sorted((ROOT / "harness").rglob("*.py"))
+                              if path != ROOT / "harness" / "chapter.py")]
+
+
+def chapter_facts() -> list[str]:
+    """What only the chapter may say: its id (dotted and not), its course tests' names, the
+    required tests' names and the planted mutants' ids."""
+    from harness.grade.catalog import load_catalog
+
+    return [chapter.ID, chapter.COMPACT_ID, *chapter.COURSE_TEST_NAMES,
+            *chapter.REQUIRED_TESTS, *(mutant.id for mutant in load_catalog())]
+
+
+def facts_written_in(text: str, facts: list[str]) -> list[str]:
+    """The facts ``text`` names: the chapter's id anywhere (in a file name too), a name or an
+    id as a word of its own."""
+    ids = (chapter.ID, chapter.COMPACT_ID)
+    return [fact for fact in facts
+            if (fact in text if fact in ids else
+                re.search(rf"(?<![\w.]){re.escape(fact)}(?![\w])", text))]
+
+
+def test_no_chapter_fact_is_written_in_the_engine():
+    facts = chapter_facts()
+    found = {path.relative_to(ROOT).as_posix(): written for path in engine_files()
+             if (written := facts_written_in(path.read_text(encoding="utf-8"), facts))}
+    assert found == {}, f"chapter facts written outside harness/chapter.py: {found}"
+
+
+def test_the_chapter_fact_check_finds_a_mutant_id_planted_in_a_report():
+    planted = (ROOT / "harness" / "report" / "render.py").read_text(encoding="utf-8") + (
+        '\nREQUIRED_COLUMN = "s11"\n')
+    assert facts_written_in(planted, chapter_facts()) == ["s11"]
+
+
+def test_the_chapter_fact_check_finds_the_chapter_in_a_file_name():
+    assert facts_written_in('TESTS = "tests/test_ds07_radix.py"', chapter_facts()) == ["ds07"]

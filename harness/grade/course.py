@@ -5,7 +5,13 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 
-from harness.chapter import COURSE_TEST_NAMES, COURSE_TESTS, THRESHOLD_PERCENT
+from harness.chapter import (
+    COURSE_TEST_FILE,
+    COURSE_TEST_NAMES,
+    COURSE_TESTS,
+    ROOT,
+    THRESHOLD_PERCENT,
+)
 from harness.errors import OlError
 
 CATALOG = COURSE_TESTS / "catalog.toml"
@@ -40,5 +46,5 @@ def load_course_tests() -> tuple[CourseTest, ...]:
                       "restore it with `git checkout tests/course/catalog.toml`") from None
     if tuple(test.name for test in tests) != COURSE_TEST_NAMES:
         raise OlError(f"{CATALOG} must list the {len(COURSE_TEST_NAMES)} course tests in "
-                      "the order of tests/course/test_ds07_radix.py")
+                      f"the order of {COURSE_TEST_FILE.relative_to(ROOT)}")
     return tests

@@ -13,7 +13,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from harness.chapter import COURSE_TEST_NAMES, COURSE_TESTS, METHODS, MODEL, PROPERTIES
+from harness.chapter import (
+    COURSE_TEST_FILE,
+    COURSE_TEST_NAMES,
+    COURSE_TESTS,
+    COURSE_VIEWS,
+    METHODS,
+    MODEL,
+    PROPERTIES,
+)
 from harness.errors import OlError
 from harness.grade.catalog import Mutant
 from harness.run.engine import Engine, run_together
@@ -26,7 +34,7 @@ LIMIT_FACTOR = 5.0      # a mutant's run, and each test, may take this many time
 
 T = TypeVar("T")
 
-COURSE_IDS = tuple(f"tests/test_ds07_radix.py::{name}" for name in COURSE_TEST_NAMES)
+COURSE_IDS = tuple(f"tests/{COURSE_TEST_FILE.name}::{name}" for name in COURSE_TEST_NAMES)
 
 PLACEBO_TAIL = f'''
 
@@ -59,7 +67,7 @@ def course_suite(profile: str = "course", proxy: bool = False,
     if call_limit is not None:
         env["OL_CALL_LIMIT"] = str(call_limit)  # seconds one call to a proxied tree may take
     return Suite(files=files, support=(MODEL,), env=env, ours=True,
-                 proxy=(COURSE_TESTS / "ds07_observe.py",) if proxy else None)
+                 proxy=(COURSE_VIEWS,) if proxy else None)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
     WORKSPACE/tl_ds/__init__.py          created if missing, never rewritten
     WORKSPACE/tl_ds/radix.py             the student's tree (the stub at first)
-    WORKSPACE/tests/test_ds07_radix.py   the student's tests
+    WORKSPACE/tests/test_<chapter>.py    the student's tests (chapter.STUDENT_TESTS)
 
 Nothing here ever changes a file that exists.
 """
@@ -17,31 +17,29 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.chapter import REQUIRED_NAMES, REQUIRED_PITFALL, REQUIRED_TESTS, THRESHOLD_PERCENT
+from harness.chapter import (
+    ID,
+    REQUIRED_NAMES,
+    REQUIRED_PITFALL,
+    REQUIRED_TESTS,
+    STUB,
+    STUDENT_TESTS,
+    TESTS_TEMPLATE,
+    THRESHOLD_PERCENT,
+)
 from harness.errors import OlError
 from harness.grade.catalog import load_catalog
 from harness.grade.syntax import parse
-from harness.run.layout import STUB, Suite
+from harness.run.layout import Suite
 
 DEFAULT = Path("workspace")
-TEST_FILE = Path("tests") / "test_ds07_radix.py"
+TEST_FILE = STUDENT_TESTS
 RADIX_FILE = Path("tl_ds") / "radix.py"
-SUBMIT = ("Upload your tree, tl_ds/radix.py, and your tests, tests/test_ds07_radix.py (or the "
-          "bare files radix.py and test_ds07_radix.py), then submit again.")
+# what to upload, for a platform's student
+UPLOAD = (f"your tree, {RADIX_FILE.as_posix()}, and your tests, {TEST_FILE.as_posix()} (or the "
+          f"bare files {RADIX_FILE.name} and {TEST_FILE.name})")
+SUBMIT = f"Upload {UPLOAD}, then submit again."
 FILE_LIMIT = 1_000_000  # bytes of a workspace file ol reads
-
-TESTS_TEMPLATE = '''"""My tests of tl_ds.radix (ds.07, rung R3), graded by the mutants they kill.
-
-Import only `from tl_ds.radix import RadixTree, NodeId, ROOT`. `ol check ds.07` needs these
-six tests; together your tests must kill at least {percent}% of the {total} planted mutants,
-and {required} ({pitfall}) among them:
-
-{names}
-
-Write them, run `ol tdd red ds.07` (every test must fail on the stub), implement
-tl_ds/radix.py, then `ol tdd green ds.07` and `ol check ds.07`.
-"""
-'''
 
 
 # an absolute path's folders: what a platform's student must never read of the grader's machine
@@ -127,7 +125,7 @@ class Workspace:
 
     def require(self, *, radix: bool, tests: bool) -> None:
         """OlError, saying what to run, unless the workspace has the files a command needs."""
-        start = f"`ol start ds.07{self.option()}`"
+        start = f"`ol start {ID}{self.option()}`"
         if not self.root.is_dir():
             raise OlError(f"there is no workspace at {self.root}: run {start} to create one "
                           "(or pass --workspace DIR to name yours)")
@@ -248,13 +246,13 @@ def names_a_test(source: str) -> bool:
 
 def no_tests(workspace: Workspace) -> OlError:
     return OlError(f"{workspace.tests} holds no tests: write functions named test_... "
-                   "(`ol tests ds.07` lists the six required ones), then run the command again.",
+                   f"(`ol tests {ID}` lists the six required ones), then run the command again.",
                    platform=f"Not graded: your tests, {TEST_FILE.as_posix()}, hold no test. "
                    f"Write functions named test_..., the six required ones among them "
                    f"({', '.join(REQUIRED_TESTS)}), then submit again.")
 
 
-SUBMITTED = (("tl_ds/radix.py", "radix.py"), ("tests/test_ds07_radix.py", "test_ds07_radix.py"))
+SUBMITTED = tuple((path.as_posix(), path.name) for path in (RADIX_FILE, TEST_FILE))
 
 
 def gather(submission: Path, into: Path) -> Workspace:
@@ -279,9 +277,8 @@ def gather(submission: Path, into: Path) -> Workspace:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(Workspace(match.parent).read(match), encoding="utf-8")
     if missing:
-        raise OlError(f"the submission holds no {' and no '.join(missing)}: upload your tree, "
-                      "tl_ds/radix.py, and your tests, tests/test_ds07_radix.py (or the bare "
-                      "files radix.py and test_ds07_radix.py), then submit again",
+        raise OlError(f"the submission holds no {' and no '.join(missing)}: upload {UPLOAD}, "
+                      "then submit again",
                       platform=f"Not graded: your submission holds no "
                       f"{' and no '.join(missing)}. {SUBMIT}")
     (workspace.package / "__init__.py").write_text("", encoding="utf-8")

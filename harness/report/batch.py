@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from harness.chapter import COURSE_TEST_NAMES
+from harness.chapter import COURSE_TEST_NAMES, REQUIRED_NAMES
 from harness.errors import OlError, OlFault
 from harness.grade.catalog import load_catalog
 from harness.grade.grading import Check
@@ -34,8 +34,10 @@ from harness.run.engine import cores
 # into the folder given; the third argument is how many runs it may make at once.
 Grader = Callable[[Workspace, ReportFolder, int], tuple[Check, str]]
 
-COLUMNS = ("submission", "verdict", "course_tests_passed", "mutants_killed", "kill_rate", "s11",
-           "invalid_tests", "seconds", "note")
+# the files' names for the fields of a Row: the required mutants' column is named after them
+COLUMNS = ("submission", "verdict", "course_tests_passed", "mutants_killed", "kill_rate",
+           REQUIRED_NAMES, "invalid_tests", "seconds", "note")
+FIELD_OF = {REQUIRED_NAMES: "required"}
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class Row:
     course_tests_passed: int | None  # of the course tests; None when they did not run
     mutants_killed: int | None      # of the planted mutants; None when they did not run
     kill_rate: float | None         # mutants_killed / planted, 4 decimal places
-    s11: str                        # killed, survived, or ""
+    required: str                   # the required mutants: killed, survived, or ""
     invalid_tests: tuple[str, ...]  # the invalid tests' names, sorted
     seconds: float
     note: str                       # the verdict line, or why the submission could not be graded
@@ -109,7 +111,7 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, audience: str,
         course_tests_passed=passed if course else None,
         mutants_killed=result.kills if graded else None,
         kill_rate=round(result.kills / len(result.mutants), 4) if graded else None,
-        s11=("survived" if result.required_survivors else "killed") if graded else "",
+        required=("survived" if result.required_survivors else "killed") if graded else "",
         invalid_tests=tuple(sorted(result.invalid_names)),
         seconds=round(time.monotonic() - started, 1),
         note=verdict(result, workspace.option()),
@@ -132,9 +134,15 @@ def failed(folder: Path, name: str, reason: str, started: float, verdict: str = 
 def csv_cells(row: Row) -> dict:
     """A row as summary.csv writes it: numbers bare, an empty cell for what did not run, the
     invalid tests space-separated."""
-    cells = {name: getattr(row, name) for name in COLUMNS}
+    cells = {name: getattr(row, FIELD_OF.get(name, name)) for name in COLUMNS}
     cells["invalid_tests"] = " ".join(row.invalid_tests)
     return {name: "" if value is None else value for name, value in cells.items()}
+
+
+def record(row: Row) -> dict:
+    """A row as summary.json writes it: every field, under the files' names."""
+    names = {field: name for name, field in FIELD_OF.items()}
+    return {names.get(field, field): value for field, value in asdict(row).items()}
 
 
 def course_count(row: Row) -> str:
@@ -183,6 +191,6 @@ def write_summary(out: Path, rows: Sequence[Row]) -> None:
     writer.writerows(csv_cells(row) for row in rows)
     (out / "summary.csv").write_text(text.getvalue(), encoding="utf-8")
     aggregates = class_summary(rows, load_catalog())
-    summary = {"class": aggregates, "submissions": [asdict(row) for row in rows]}
+    summary = {"class": aggregates, "submissions": [record(row) for row in rows]}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     (out / "class.html").write_text(class_page(aggregates, rows), encoding="utf-8")

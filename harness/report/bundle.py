@@ -9,9 +9,9 @@ mutants) under ``ol/``, and the two scripts:
   and prepares the sandbox: the system's bubblewrap, for containers that allow user
   namespaces, and otherwise a dedicated user, ``ol-sandbox``, that submission code runs as;
   ``/autograder/source`` becomes readable by root only;
-- ``run_autograder`` finds ``tl_ds/radix.py`` and ``tests/test_ds07_radix.py`` in the
+- ``run_autograder`` finds ``tl_ds/radix.py`` and the chapter's test file in the
   submission (at its top, in a folder, or as the two bare files), copies them into a fresh
-  workspace, runs ``ol check ds.07 --report``, and copies ``results.json`` to
+  workspace, runs ``ol check <chapter> --report``, and copies ``results.json`` to
   ``/autograder/results/`` only once every process of the submission is gone (the sandbox
   ends them; then every process of ``ol-sandbox`` is killed as well), from a folder only
   root can write. A ``results.json`` the submission wrote earlier is removed first. It
@@ -31,15 +31,17 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from harness.chapter import ROOT
+from harness.chapter import COMPACT_ID, CORRECT_TREES, ID, ROOT, STUDENT_TESTS
 from harness.errors import OlError
 
+# the engine and the chapter's parts, every correct tree among them (the second is an example's)
 SHIPPED = ("ol.py", "pyproject.toml", "README.md", "harness", "impl", "model", "mutants",
-           "tests/course")
+           "tests/course", *(path.relative_to(ROOT).as_posix() for _, path in CORRECT_TREES
+                             if not path.is_relative_to(ROOT / "impl")))
 NOT_SHIPPED = (Path("mutants/audit"),)  # staff's audit of the course suite, never graded
 
 SETUP = """#!/usr/bin/env bash
-# Gradescope image setup for ds.07: the packages that decide grades, at pinned versions, and
+# Gradescope image setup for @ID@: the packages that decide grades, at pinned versions, and
 # the sandbox of submission code: the system's bubblewrap where the container allows user
 # namespaces, otherwise runs as the unprivileged user ol-sandbox.
 set -euo pipefail
@@ -65,19 +67,19 @@ mkdir -p "$ROOT/results"
 rm -f "$ROOT/results/results.json"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
-mkdir -p "$WORK/ws/tl_ds" "$WORK/ws/tests"
+mkdir -p "$WORK/ws/tl_ds" "$(dirname "$WORK/ws/@TESTS@")"
 touch "$WORK/ws/tl_ds/__init__.py"
 first() {  # the first file under the submission matching a path pattern, by sorted path
     find "$SUBMISSION" -type f -path "$1" -not -path '*/.*' 2>/dev/null | LC_ALL=C sort | head -n 1
 }
 RADIX="$(first '*/tl_ds/radix.py')"
 [ -n "$RADIX" ] || RADIX="$(first '*/radix.py')"
-TESTS="$(first '*/tests/test_ds07_radix.py')"
-[ -n "$TESTS" ] || TESTS="$(first '*/test_ds07_radix.py')"
+TESTS="$(first '*/@TESTS@')"
+[ -n "$TESTS" ] || TESTS="$(first '*/@TESTS_NAME@')"
 [ -z "$RADIX" ] || cp "$RADIX" "$WORK/ws/tl_ds/radix.py"
-[ -z "$TESTS" ] || cp "$TESTS" "$WORK/ws/tests/test_ds07_radix.py"
+[ -z "$TESTS" ] || cp "$TESTS" "$WORK/ws/@TESTS@"
 cd "$WORK"
-"$PYTHON" "$OL" check ds.07 --workspace ws --report report --require-sandbox --platform \
+"$PYTHON" "$OL" check @ID@ --workspace ws --report report --require-sandbox --platform \
     --scoring @SCORING@ > out.txt 2>&1
 STATUS=$?
 # the sandbox ended every process of the submission; in the uid sandbox, make sure of it
@@ -104,6 +106,12 @@ fi
 """
 
 
+def filled(script: str) -> str:
+    """A script with the chapter's names in place of its @ID@, @TESTS@, @TESTS_NAME@."""
+    return (script.replace("@ID@", ID).replace("@TESTS_NAME@", STUDENT_TESTS.name)
+            .replace("@TESTS@", STUDENT_TESTS.as_posix()))
+
+
 def pins() -> list[str]:
     """The project's runtime dependencies as pyproject.toml pins them."""
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -128,13 +136,13 @@ def write_bundle(out: Path, scoring: str = "pass") -> list[str]:
     ``scoring`` is how its results score a submission (``ol check --scoring``)."""
     if out.exists():
         raise OlError(f"{out} exists: ol never overwrites a file. Pass a new file name, "
-                      "e.g. `ol gradescope-bundle ds07-autograder.zip`")
+                      f"e.g. `ol gradescope-bundle {COMPACT_ID}-autograder.zip`")
     if not out.parent.is_dir():
         raise OlError(f"{out.parent} is not a folder: create it first, or pass a path in an "
                       "existing one")
     entries = {
-        "setup.sh": SETUP.format(pins=" ".join(shlex.quote(pin) for pin in pins())),
-        "run_autograder": RUN.replace("@SCORING@", scoring),
+        "setup.sh": filled(SETUP).format(pins=" ".join(shlex.quote(pin) for pin in pins())),
+        "run_autograder": filled(RUN).replace("@SCORING@", scoring),
     }
     with zipfile.ZipFile(out, "x", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, text in entries.items():

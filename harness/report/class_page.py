@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from harness.chapter import COURSE_TEST_NAMES, THRESHOLD_PERCENT
+from harness.chapter import COURSE_TEST_NAMES, ID, REQUIRED_NAMES, THRESHOLD_PERCENT, TITLE
 from harness.grade.catalog import Mutant
 from harness.grade.course import needed
 from harness.report.files import BASE_STYLE
@@ -185,7 +185,7 @@ def class_page(summary: dict, rows: Sequence) -> str:
                 f"<td class='{row.verdict.split()[0]}'>{row.verdict}</td>"
                 f"<td class='n'>{'' if row.course_tests_passed is None else passed(row)}"
                 f"</td>{kills_cell(row, total)}"
-                f"<td>{row.s11 if row.graded else ''}</td>"
+                f"<td>{row.required if row.graded else ''}</td>"
                 f"<td class='n'>{row.seconds:.0f} s</td></tr>" for row in rows]
     headline = f"{verdicts['passed']} of {summary['submissions']} submissions passed."
     line = (f"{verdicts['not passed']} not passed, {verdicts['error']} could not be graded, "
@@ -197,8 +197,8 @@ def class_page(summary: dict, rows: Sequence) -> str:
     return "\n".join([
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        "<title>ds.07: the class</title>", f"<style>{STYLE}</style></head><body>",
-        "<h1>ds.07 radix tree: the class</h1>",
+        f"<title>{ID}: the class</title>", f"<style>{STYLE}</style></head><body>",
+        f"<h1>{ID} {TITLE}: the class</h1>",
         f"<p class='headline' id='passed'><b>{html.escape(headline)}</b></p>",
         f"<p id='summary'>{html.escape(line)}</p>",
         "<h2>The pitfalls the class missed most</h2>",
@@ -219,6 +219,6 @@ def class_page(summary: dict, rows: Sequence) -> str:
         "<h2>Every submission</h2>",
         "<div class='wide'>" + head.format(
             "<th>submission</th><th>verdict</th><th>course tests passed</th>"
-            "<th>mutants killed</th><th>s11</th><th>time</th>"),
+            f"<th>mutants killed</th><th>{REQUIRED_NAMES}</th><th>time</th>"),
         *everyone, "</tbody></table></div>",
         "</body></html>"]) + "\n"

@@ -23,10 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.chapter import (
+    COMPACT_ID,
     COURSE_TEST_NAMES,
+    ID,
     REQUIRED_NAMES,
     REQUIRED_TESTS,
+    STUDENT_TESTS,
     THRESHOLD_PERCENT,
+    TITLE,
     reference_source,
 )
 from harness.errors import OlError
@@ -255,12 +259,12 @@ def junit(result: Check) -> str:
     """The course tests as a JUnit XML test suite."""
     run = result.course
     records = {record.name: record for record in run.records} if run else {}
-    suite = ElementTree.Element("testsuite", name="ds.07 course tests")
+    suite = ElementTree.Element("testsuite", name=f"{ID} course tests")
     failures = errors = 0
     for name in COURSE_TEST_NAMES:
         record = records.get(name)
-        case = ElementTree.SubElement(suite, "testcase", classname="ds07.course", name=name,
-                                      time=f"{record.seconds:.3f}" if record else "0")
+        case = ElementTree.SubElement(suite, "testcase", classname=f"{COMPACT_ID}.course",
+                                      name=name, time=f"{record.seconds:.3f}" if record else "0")
         if record is None:
             errors += 1
             ElementTree.SubElement(case, "error", message=f"not run: the course run ended "
@@ -308,7 +312,7 @@ def stryker(result: Check) -> dict:
         "thresholds": {"high": THRESHOLD_PERCENT, "low": THRESHOLD_PERCENT},
         "projectRoot": ".",
         "files": {REFERENCE_PATH: {"language": "python", "source": source, "mutants": mutants}},
-        "testFiles": {"tests/test_ds07_radix.py": {"tests": tests}},
+        "testFiles": {STUDENT_TESTS.as_posix(): {"tests": tests}},
         "framework": {"name": "ol"},
     }
 
@@ -372,13 +376,13 @@ def page(result: Check, verdict: str, staff: bool, name: str = "") -> str:
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        f"<title>{html.escape(title)} (ds.07)</title>",
+        f"<title>{html.escape(title)} ({ID})</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
         f"<p>{html.escape(verdict)}</p>",
         *course_section(result),
         *invalid_section(result, whose),
-        f"<h2>ds.07 radix tree: {whose} against the planted mutants</h2>",
+        f"<h2>{ID} {TITLE}: {whose} against the planted mutants</h2>",
         f"<p class='score {'met' if met else 'unmet'}'>{html.escape(score)}</p>",
     ]
     if not result.graded and total:

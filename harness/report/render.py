@@ -13,6 +13,7 @@ from typing import TextIO
 from harness.chapter import (
     CORRECT_TREES,
     COURSE_TEST_NAMES,
+    ID,
     REQUIRED_NAMES,
     REQUIRED_TEST_HINT,
     THRESHOLD_PERCENT,
@@ -77,7 +78,7 @@ def verdict(result: grading.Check, option: str, platform: bool = False) -> str:
     if result.passed:
         done = (f"PASSED: the course tests pass and your tests kill {result.kills} of {total} "
                 f"mutants, {REQUIRED_NAMES} among them.")
-        return done if platform else f"{done} Next: `ol diff ds.07{option}`."
+        return done if platform else f"{done} Next: `ol diff {ID}{option}`."
     wrong, todo = [], []
     if not result.course_passed:
         wrong.append("course tests fail")
@@ -94,7 +95,7 @@ def verdict(result: grading.Check, option: str, platform: bool = False) -> str:
     if result.mutants and not result.rate_met:
         wrong.append(f"{result.kills} of {total} mutants killed, {needed(total)} needed")
         todo.append("read the hints of the survivors")
-    again = "submit again" if platform else f"run `ol check ds.07{option}`"
+    again = "submit again" if platform else f"run `ol check {ID}{option}`"
     return f"NOT PASSED: {'; '.join(wrong)}. Next: {todo[0]}, then {again}."
 
 
@@ -121,7 +122,7 @@ def write_check(result: grading.Check, radix: str, tests: str, option: str | Non
     def say(line: str = "") -> None:
         print(line, file=out)
 
-    say(f"ol check ds.07{option or ''}\n\n1. The course tests against your tree ({radix}):")
+    say(f"ol check {ID}{option or ''}\n\n1. The course tests against your tree ({radix}):")
     print_course(result.course, out)
     say(f"\n2. Your tests ({tests}) on {len(CORRECT_TREES)} correct trees:")
     if result.on_reference is not None:
@@ -144,7 +145,7 @@ def write_check(result: grading.Check, radix: str, tests: str, option: str | Non
             for line in coverage.missed() or ["every line and branch runs"]:
                 say(f"    {line}")
         elif coverage is not None and coverage.missed() and option is not None:
-            say(f"    `ol check ds.07{option} --missed` lists what they never run")
+            say(f"    `ol check {ID}{option} --missed` lists what they never run")
     if result.mutants:
         graded = "" if result.graded else " (provisional: without the invalid tests)"
         say(f"\n3. Your tests against the {len(result.mutants)} planted mutants{graded}:")

@@ -44,8 +44,8 @@ class Suite:
     # None: the implementation is tl_ds.radix in the test process (only for our own suites
     # on our own trees). Otherwise tl_ds.radix is the proxy (tree_proxy.py) and the
     # implementation runs on the tree side of the run; a non-empty tuple names the views
-    # (ds07_observe.py) the tree side runs for the course machine, and gives the proxy
-    # its _ol_view method.
+    # (the first file is their module) the tree side runs for the course machine, and gives
+    # the proxy its _ol_view method.
     proxy: tuple[Path, ...] | None = None
     # measure line and branch coverage of the tree's radix.py, on whichever side it runs
     measure: bool = False
@@ -116,8 +116,8 @@ def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, f
     coverage = tree / "coverage.json"
     coverage.touch()  # the tree side writes its coverage here, the one file it may write
     tree_side = Side(tree, tree / "home", clean_environment(tree, {}), run_limits(timeout),
-                     "tree", trusted=trusted, measure=suite.measure, views=bool(suite.proxy),
-                     writable=(coverage,))
+                     "tree", trusted=trusted, measure=suite.measure,
+                     views=suite.proxy[0].stem if suite.proxy else "", writable=(coverage,))
     return test_side, tree_side
 
 

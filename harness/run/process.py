@@ -63,7 +63,7 @@ class Side:
     argv: tuple[str, ...] = ()
     trusted: bool = False           # our own code only (the uid sandbox runs it as root)
     measure: bool = False           # the tree side measures coverage of its tree
-    views: bool = False             # the tree side answers the course machine's views
+    views: str = ""                 # the module of views the tree side answers, if any
     # files under root the side writes for the engine (the tree's coverage); everything
     # else under root is read-only in the bubblewrap sandbox, and cwd is a fresh scratch
     writable: tuple[Path, ...] = ()

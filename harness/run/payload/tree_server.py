@@ -15,7 +15,7 @@ requests on its data socket, one per line (values in tree_wire's format):
     {"new": granule}                      -> {"ok": handle}
     {"tree": h, "call": name, "args": []} -> {"ok": result} or {"raise": class, "args": [...],
                                              "names": [classes of its MRO]}
-    {"tree": h, "view": name, "args": []} -> the same, for a function of ds07_observe
+    {"tree": h, "view": name, "args": []} -> the same, for a function of the views module
     {"root": true}                        -> {"ok": ROOT}
 
 Only the contract's methods can be called, and views only where the side allows them.
@@ -27,6 +27,7 @@ asked, to ``coverage.json`` in the side's folder and leaves.
 
 import contextlib
 import functools
+import importlib
 import json
 import os
 import signal
@@ -145,7 +146,7 @@ def serve(channel: socket.socket, side: dict) -> int:
             if module is None:
                 import tl_ds.radix as module
                 if side.get("views"):
-                    import ds07_observe as views
+                    views = importlib.import_module(side["views"])
             reply = {"ok": encode(answer(request, trees, module, views))}
         except BaseException as error:  # every failure is the caller's to judge
             reply = failure(error)
