@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,7 +48,7 @@ from harness.report.class_page import VERDICTS
 from harness.report.progress import Display
 from harness.report.render import counted, short, show_check, show_matrix, table, verdict
 from harness.run import sandbox
-from harness.run.cache import RunCache, default_folder, ol_version
+from harness.run.cache import RunCache, ol_version
 from harness.run.engine import Engine, cores
 
 
@@ -539,11 +539,40 @@ def build_parser() -> Parser:
     return parser
 
 
-def run_cache(args: argparse.Namespace) -> RunCache | None:
-    """The cache a command keeps results in: none for --fresh or a command without it."""
+@dataclass(frozen=True)
+class Settings:
+    """What a command is told besides its inputs, read once here from its flags and the
+    environment, and passed down: nothing below ol.py reads an environment variable."""
+
+    sandbox: str                # --sandbox, else OL_SANDBOX, else auto
+    strict: bool                # a fresh worker per run: --isolation strict or OL_ISOLATION
+    cache: Path | None          # where results are kept; None: kept nowhere
+
+    @classmethod
+    def read(cls, args: argparse.Namespace, environ: Mapping[str, str]) -> Settings:
+        isolation = getattr(args, "isolation", None) or environ.get("OL_ISOLATION") or "fast"
+        return cls(sandbox=getattr(args, "sandbox", None) or environ.get("OL_SANDBOX") or "auto",
+                   strict=isolation == "strict", cache=cache_folder(args, environ))
+
+
+def cache_folder(args: argparse.Namespace, environ: Mapping[str, str]) -> Path | None:
+    """Where a command keeps results: none for --fresh or a command without a cache; else
+    --cache, else OL_CACHE (``off``: none), else the user's cache folder
+    (``$XDG_CACHE_HOME/ol`` or ``~/.cache/ol``)."""
     if not hasattr(args, "fresh") or args.fresh:
         return None
-    folder = getattr(args, "cache", None) or default_folder()
+    if getattr(args, "cache", None):
+        return args.cache
+    said = environ.get("OL_CACHE", "")
+    if said == "off":
+        return None
+    if said:
+        return Path(said)
+    return Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ol"
+
+
+def run_cache(args: argparse.Namespace, folder: Path | None) -> RunCache | None:
+    """The cache at ``folder``, refused where it overlaps a submission."""
     if folder is None:
         return None
     folder = folder.resolve()
@@ -582,10 +611,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "jobs", None) is not None and args.jobs < 1:
             raise OlError(f"--jobs must be at least 1, not {args.jobs}")
         handler = next(record.handler for record in COMMANDS if record.name == args.command)
-        isolation = getattr(args, "isolation", None)
-        with Engine(getattr(args, "sandbox", None),
-                    None if isolation is None else isolation == "strict",
-                    run_cache(args)) as engine:
+        settings = Settings.read(args, os.environ)
+        with Engine(settings.sandbox, settings.strict,
+                    run_cache(args, settings.cache)) as engine:
             code = handler(args, engine)
             reused(engine)
             return code

@@ -43,17 +43,6 @@ DECIDING = ("pytest", "hypothesis", "coverage")  # the packages whose versions d
 OWN = Path(__file__).resolve().parents[2]  # the checkout: ol.py and harness/
 
 
-def default_folder() -> Path | None:
-    """Where the cache lives unless told: OL_CACHE, else the user's cache folder."""
-    said = os.environ.get("OL_CACHE", "")
-    if said == "off":
-        return None
-    if said:
-        return Path(said)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ol"
-
-
 @functools.cache
 def ol_version() -> str:
     """A hash of what decides a run's result besides its own inputs: ol's source, the

@@ -34,15 +34,15 @@ T = TypeVar("T")
 class Engine:
     """The runs of one command: a sandbox chosen once, a worker, closed at the end.
 
-    ``sandbox_mode`` is auto, bwrap, uid or none (``auto`` reads OL_SANDBOX); ``fresh``
+    ``sandbox_mode`` is auto, bwrap, uid or none; ``fresh``
     starts a new worker for every run (slower; for comparison). The sandbox and the worker
     are made at the first run, so a command that runs nothing starts nothing.
     """
 
-    def __init__(self, sandbox_mode: str | None = None, fresh: bool | None = None,
+    def __init__(self, sandbox_mode: str = "auto", fresh: bool = False,
                  cache: RunCache | None = None) -> None:
-        self.sandbox_mode = sandbox_mode or sandbox.requested()
-        self.fresh = os.environ.get("OL_ISOLATION", "") == "strict" if fresh is None else fresh
+        self.sandbox_mode = sandbox_mode
+        self.fresh = fresh
         self.cache = cache  # results by content: a run whose inputs are unchanged is not run
         self.lock = threading.Lock()
         self.runner: Runner | None = None

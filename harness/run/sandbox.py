@@ -307,8 +307,3 @@ def probe(binary: str) -> str | None:
         said = done.stderr.decode(errors="replace").strip().splitlines()
         return f"{binary} fails: {said[-1] if said else f'exit code {done.returncode}'}"
     return None
-
-
-def requested() -> str:
-    """The sandbox asked for in the environment (OL_SANDBOX), else auto."""
-    return os.environ.get("OL_SANDBOX", "auto") or "auto"

@@ -1,0 +1,62 @@
+"""What a command is told besides its inputs: flags first, then the environment, read once
+at the edge (ol.py) and passed down as one record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ol
+from harness.run.engine import Engine
+
+
+def settings(argv: list[str], environ: dict[str, str]) -> ol.Settings:
+    return ol.Settings.read(ol.build_parser().parse_args(argv), environ)
+
+
+CHECK = ["check", "ds.07"]
+
+
+def test_without_flags_or_environment_a_check_uses_any_sandbox_a_warm_worker_and_the_user_cache():
+    told = settings(CHECK, {"XDG_CACHE_HOME": "/home/me/.cache"})
+    assert told == ol.Settings(sandbox="auto", strict=False, cache=Path("/home/me/.cache/ol"))
+
+
+def test_the_environment_chooses_when_no_flag_does():
+    told = settings(CHECK, {"OL_SANDBOX": "uid", "OL_ISOLATION": "strict",
+                            "OL_CACHE": "/srv/cache"})
+    assert told == ol.Settings(sandbox="uid", strict=True, cache=Path("/srv/cache"))
+
+
+def test_a_flag_beats_the_environment():
+    told = settings([*CHECK, "--sandbox", "none", "--isolation", "fast", "--fresh"],
+                    {"OL_SANDBOX": "uid", "OL_ISOLATION": "strict", "OL_CACHE": "/srv/cache"})
+    assert told == ol.Settings(sandbox="none", strict=False, cache=None)
+
+
+def test_ol_cache_off_keeps_nothing():
+    assert settings(CHECK, {"OL_CACHE": "off"}).cache is None
+
+
+def test_a_command_without_a_cache_keeps_nothing_whatever_the_environment_says():
+    assert settings(["tests", "ds.07"], {"OL_CACHE": "/srv/cache"}).cache is None
+
+
+def test_an_engine_made_without_settings_reads_no_environment(monkeypatch):
+    monkeypatch.setenv("OL_SANDBOX", "uid")
+    monkeypatch.setenv("OL_ISOLATION", "strict")
+    engine = Engine()
+    assert (engine.sandbox_mode, engine.isolation) == ("auto", "fast")
+
+
+def test_the_sandbox_the_environment_names_is_the_one_a_command_uses(monkeypatch, capsys):
+    monkeypatch.setenv("OL_SANDBOX", "none")
+    made = []
+    real = Engine.__init__
+
+    def remember(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        made.append(self.sandbox_mode)
+
+    monkeypatch.setattr(Engine, "__init__", remember)
+    ol.main(["tests", "ds.07"])
+    assert made == ["none"]
