@@ -193,3 +193,14 @@ def test_what_one_run_does_to_its_process_never_reaches_the_next_run(tmp_path, m
     assert littered.status is Status.OK and littered.all_passed, littered.detail
     for result in clean:
         assert result.all_passed, [record.text for record in result.failures] or result.detail
+
+
+def test_closing_an_engine_lets_its_worker_end_by_itself_instead_of_being_killed(tmp_path):
+    with Engine() as engine:
+        result = engine.run(suite_of(tmp_path, "def test_one():\n    assert True\n"), TREE,
+                            timeout=60)
+        assert result.status is Status.OK
+        process = engine.runner.worker.process
+    # the worker read the end of its channel and exited 0; a worker still waiting for it
+    # would have been killed at the close's time limit (a negative code: its signal)
+    assert process.returncode == 0

@@ -270,6 +270,11 @@ class Worker:
     def retire(self) -> None:
         """Let go of a dead (or half-started) worker: its channel closed, its process reaped."""
         if self.channel is not None:
+            # shut down before closing: the reader thread is blocked in recv on this socket,
+            # and a close alone neither wakes it nor, while it waits, ends the channel, so
+            # the worker would never read its end and would be killed at the timeout below
+            with contextlib.suppress(OSError):
+                self.channel.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(OSError):
                 self.channel.close()
             self.channel = None
