@@ -41,7 +41,7 @@ from harness.chapter import ROOT as PROJECT
 from harness.errors import OlError, OlFault
 from harness.grade import catalog, grading, mutation
 from harness.grade import workspace as workspace_module
-from harness.grade.course import load_course_tests, needed
+from harness.grade.course import in_words, load_course_tests, needed
 from harness.report import batch, bundle
 from harness.report import files as reports_module
 from harness.report.class_page import VERDICTS
@@ -195,7 +195,8 @@ def cmd_start(args: argparse.Namespace, engine: Engine) -> int:
         print(f"created  {path}")
     for path in kept:
         print(f"kept     {path} (it exists; ol start never overwrites)")
-    print(f"\nNext: write the six tests named in {workspace.tests}, then run "
+    print(f"\nNext: write the {in_words(len(REQUIRED_TESTS))} tests named in {workspace.tests}, "
+          "then run "
           f"`ol tdd red {ID}{workspace.option()}`.")
     return ExitCode.PASSED
 
@@ -211,7 +212,7 @@ def cmd_tests(args: argparse.Namespace, engine: Engine) -> int:
     total = len(catalog.load_catalog())
     print(f"\nYour own tests (rung R3), in {STUDENT_TESTS.as_posix()}, import only "
           "`from tl_ds.radix import RadixTree, NodeId, ROOT` and must:")
-    print(f"  - include the six tests {', '.join(REQUIRED_TESTS)};")
+    print(f"  - include the {in_words(len(REQUIRED_TESTS))} tests {', '.join(REQUIRED_TESTS)};")
     print(f"  - pass on the reference and on {len(CORRECT_TREES) - 1} other correct trees (no "
           "test may rely on what the contract leaves open, such as which id a new node "
           "gets);")

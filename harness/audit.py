@@ -2,10 +2,10 @@
 
 Four measurements of the course tests against the reference and its variants:
 
-- the audit catalog (``mutants/audit/``): plausible bugs beyond the chapter's 18, each run
-  against the whole course suite, which must kill every one;
+- the audit catalog (``mutants/audit/``): plausible bugs beyond the chapter's planted
+  mutants, each run against the whole course suite, which must kill every one;
 - seeds (``--seeds K``): the model test alone, at the course profile's size, with K seeds
-  instead of the derandomized one, against the chapter's 18 and the audit catalog: the
+  instead of the derandomized one, against the planted mutants and the audit catalog: the
   share of seeds that kill each mutant, so a kill that depends on one seed's luck shows;
 - coverage: the suite runs once in-process with line and branch coverage of the tree;
 - mutmut (3.x): every small change mutmut makes to the tree, run against the suite.
@@ -474,8 +474,8 @@ def report_catalog(run: CatalogRun, out=None, width: int | None = None) -> None:
 
     results = run.results
     say(f"\nThe audit catalog (mutants/audit/): {len(results)} plausible bugs beyond the "
-        "chapter's 18, against the course suite (the course profile's steps, without "
-        "shrinking; each tree judged by its public interface alone)")
+        f"chapter's {len(catalog.load_catalog())}, against the course suite (the course "
+        "profile's steps, without shrinking; each tree judged by its public interface alone)")
     titles = max(len(result.mutant.title) for result in results)
     groups = max(len(result.mutant.group) for result in results)
     say(f"{'id':<4} {'rule':<{groups}} {'pitfall':<{titles}}  killed by")

@@ -17,8 +17,17 @@ from harness.errors import OlError
 CATALOG = COURSE_TESTS / "catalog.toml"
 
 
+WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def in_words(count: int) -> str:
+    """A count as a sentence says it: words up to ten ("six"), digits beyond."""
+    return WORDS[count] if 0 <= count < len(WORDS) else str(count)
+
+
 def meets_threshold(killed: int, total: int) -> bool:
-    """True when ``killed / total >= 0.70``, in integers so 13 of 18 passes and 12 does not."""
+    """True when ``killed / total >= 0.70``, in integers (at 70%, 13 of 18
+    passes and 12 does not)."""
     return total > 0 and killed * 100 >= THRESHOLD_PERCENT * total
 
 

@@ -7,7 +7,7 @@ A check has three stages, each on the engine:
    from it, each making the contract's open choices its own way (a test that fails on any
    of them is invalid: it asserts something the contract does not say, or sniffs one
    implementation);
-3. the student's tests against the 18 planted mutants, counting only valid tests.
+3. the student's tests against the planted mutants, counting only valid tests.
 
 A mutant is killed when a valid test fails or errors on it, or its run times out (twice)
 or crashes.
@@ -271,7 +271,7 @@ def valid_killers(run: RunResult, invalid: set[str]) -> tuple[str, ...]:
 
 def course_run(engine: Engine, implementation: str, cancel: threading.Event | None = None,
                call_limit: float | None = None, progress: Progress | None = None) -> RunResult:
-    """The 11 course tests against a student's tree, shrinking a failure to its steps.
+    """The course tests against a student's tree, shrinking a failure to its steps.
 
     The tree runs in a server of its own, and the only way it can keep the course tests
     from importing is to stop that server, which the proxy reports as TreeStopped (a

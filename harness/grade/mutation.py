@@ -57,7 +57,7 @@ def placebo(reference: str) -> str:
 
 def course_suite(profile: str = "course", proxy: bool = False,
                  call_limit: float | None = None) -> Suite:
-    """The 11 course tests, with the state machine and the model beside them.
+    """The course tests, with the state machine and the model beside them.
 
     With ``proxy``, the tree under test runs in a process of its own behind a proxy (for a
     student's tree, which must not run beside the tests that judge it).

@@ -29,6 +29,7 @@ from harness.chapter import (
 )
 from harness.errors import OlError
 from harness.grade.catalog import load_catalog
+from harness.grade.course import in_words
 from harness.grade.syntax import parse
 from harness.run.layout import Suite
 
@@ -245,10 +246,12 @@ def names_a_test(source: str) -> bool:
 
 
 def no_tests(workspace: Workspace) -> OlError:
+    required = in_words(len(REQUIRED_TESTS))
     return OlError(f"{workspace.tests} holds no tests: write functions named test_... "
-                   f"(`ol tests {ID}` lists the six required ones), then run the command again.",
+                   f"(`ol tests {ID}` lists the {required} required ones), then run the command "
+                   "again.",
                    platform=f"Not graded: your tests, {TEST_FILE.as_posix()}, hold no test. "
-                   f"Write functions named test_..., the six required ones among them "
+                   f"Write functions named test_..., the {required} required ones among them "
                    f"({', '.join(REQUIRED_TESTS)}), then submit again.")
 
 

@@ -1,7 +1,7 @@
 """The files `ol check --report DIR` writes for course staff: Gradescope, JUnit, mutation reports.
 
 - ``results.json``: Gradescope's autograder results (one row per course test, one for the
-  six required names, one per planted mutant, one for the verdict);
+  required test names, one per planted mutant, one for the verdict);
 - ``junit.xml``: the course tests, for CI dashboards;
 - ``mutation.html``: a self-contained page (no network, no script) with the score against
   the threshold and every mutant's status, killing tests or hint;
@@ -35,7 +35,7 @@ from harness.chapter import (
 )
 from harness.errors import OlError
 from harness.grade import catalog, mutation
-from harness.grade.course import needed
+from harness.grade.course import in_words, needed
 from harness.grade.grading import Check, message
 from harness.run.judge import Status
 
@@ -185,8 +185,9 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float,
                 if record is None else f"{record.outcome}: {message(record, 40)}")
         tests.append(row(f"course test {name}", passed, said, f"1.{number}", "course"))
     missing = result.missing_names
-    tests.append(row("the six required test names", not missing,
-                     "all six present" if not missing else
+    required = in_words(len(REQUIRED_TESTS))
+    tests.append(row(f"the {required} required test names", not missing,
+                     f"all {required} present" if not missing else
                      f"missing: {', '.join(missing)} (all of {', '.join(REQUIRED_TESTS)})",
                      "2.1", "your tests"))
     graded = result.graded
