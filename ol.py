@@ -1,4 +1,4 @@
-"""ol: the grading harness of a course chapter, the one ``harness/chapter.py`` describes.
+"""ol: the grading harness of a course's chapters, each described by a manifest in chapters/.
 
 A thin command line: it parses, dispatches to ``cmd_<name>``, and formats. The work is in
 the ``harness`` package. Every error a user can cause is an ``OlError``, which ``main``
@@ -23,28 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import audit
-from harness.chapter import (
-    CORRECT_TREES,
-    COURSE_TEST_FILE,
-    COURSE_TEST_NAMES,
-    EQUIVALENTS,
-    ID,
-    MODULES,
-    REQUIRED_NAMES,
-    REQUIRED_PITFALL,
-    REQUIRED_TESTS,
-    STUDENT_TESTS,
-    THRESHOLD_PERCENT,
-    reference_source,
-)
+from harness import chapter as chapters
 from harness.chapter import ROOT as PROJECT
+from harness.chapter import Chapter
 from harness.errors import OlError, OlFault
 from harness.grade import catalog, grading, mutation
 from harness.grade import workspace as workspace_module
 from harness.grade.course import in_words, load_course_tests, needed
 from harness.report import batch, bundle
 from harness.report import files as reports_module
-from harness.report.class_page import VERDICTS
+from harness.report.class_page import VERDICTS, course_count
 from harness.report.progress import Display
 from harness.report.render import counted, short, show_check, show_matrix, table, verdict
 from harness.run import sandbox
@@ -81,7 +69,7 @@ class Command:
 
     name: str
     help: str
-    handler: Callable[[argparse.Namespace, Engine], int]
+    handler: Callable[[argparse.Namespace, Engine, Chapter], int]
     arguments: tuple[Argument, ...]
     description: str = ""  # the help, unless the command says more on its own page
 
@@ -90,7 +78,7 @@ def argument(*flags: str, **options) -> Argument:
     return Argument(flags, options)
 
 
-MODULE = argument("module", help=f"the module id: {', '.join(MODULES)}")
+MODULE = argument("module", help=f"the module id: {', '.join(chapters.known())}")
 WORKSPACE = argument("--workspace", type=Path, default=None, metavar="DIR",
                      help="your workspace (default: ./workspace, or the workspace you are in)")
 SANDBOX = argument("--sandbox", choices=sandbox.MODES, default=None,
@@ -117,20 +105,13 @@ REFUSE_FLAGGED = argument("--refuse-flagged", action="store_true",
                                "scan is a lint; the sandbox is what contains the tests)")
 
 
-def check_module(module: str) -> None:
-    if module not in MODULES:
-        raise OlError(f"unknown module id {module!r}: this harness grades {', '.join(MODULES)}. "
-                      f"Run e.g. `ol tests {ID}`.")
-
-
-def cmd_mutants(args: argparse.Namespace, engine: Engine) -> int:
+def cmd_mutants(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     """The course suite against every planted mutant: who kills what."""
-    check_module(args.module)
-    mutants = catalog.load_catalog()
-    suite = mutation.course_suite("verdict")
-    print(f"ol mutants {args.module}: the {len(COURSE_TEST_NAMES)} course tests against "
+    mutants = catalog.load_catalog(chapter)
+    suite = mutation.course_suite(chapter, "verdict")
+    print(f"ol mutants {chapter.id}: the {len(chapter.course_test_names)} course tests against "
           f"the {len(mutants)} planted mutants")
-    baseline = mutation.prove_wiring(engine, suite, reference_source(), mutation.COURSE_IDS)
+    baseline = mutation.prove_wiring(engine, suite, chapter.reference_source(), chapter)
     print(f"wiring: the course tests pass on the reference ({len(baseline.records)} tests, "
           f"{baseline.seconds:.1f} s) and kill the placebo")
     limits = mutation.Limits.from_reference(baseline)
@@ -138,7 +119,7 @@ def cmd_mutants(args: argparse.Namespace, engine: Engine) -> int:
     progress = Display()
     try:
         results = mutation.run_mutants(
-            engine, suite, mutants, limits, mutation.COURSE_IDS,
+            engine, suite, mutants, limits, mutation.course_ids(chapter),
             lambda done: progress(f"mutant {done.mutant.id}: "
                                   f"{'killed' if done.killed else 'survived'}"))
     finally:
@@ -148,29 +129,27 @@ def cmd_mutants(args: argparse.Namespace, engine: Engine) -> int:
     return ExitCode.PASSED if all(row.complete for row in rows) else ExitCode.NOT_PASSED
 
 
-def open_workspace(args: argparse.Namespace) -> workspace_module.Workspace:
-    check_module(args.module)
-    return workspace_module.locate(args.workspace)
+def open_workspace(args: argparse.Namespace, chapter: Chapter) -> workspace_module.Workspace:
+    return workspace_module.locate(args.workspace, chapter)
 
 
-def cmd_audit(args: argparse.Namespace, engine: Engine) -> int:
+def cmd_audit(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     """The audit catalog (or the seeds), then mutmut and coverage of the reference."""
-    check_module(args.module)
     if args.jobs is not None and args.jobs < 1:
         raise OlError(f"--jobs must be at least 1, got {args.jobs}.")
-    audit_mutants = catalog.load_audit_catalog()
+    audit_mutants = catalog.load_audit_catalog(chapter)
     progress = Display()
     try:
         if args.seeds is not None:
-            print(f"ol audit {ID} --seeds {args.seeds}: the model test alone, "
+            print(f"ol audit {chapter.id} --seeds {args.seeds}: the model test alone, "
                   f"{args.seeds} seeds instead of the derandomized one")
-            seeded = audit.run_seeds(engine, catalog.load_catalog(), audit_mutants,
-                                     reference_source(), args.seeds, args.jobs,
+            seeded = audit.run_seeds(engine, chapter, catalog.load_catalog(chapter),
+                                     audit_mutants, args.seeds, args.jobs,
                                      lambda done: progress(f"mutant {done.mutant.id}"))
             progress.close()
             audit.report_seeds(seeded)
             return ExitCode.NOT_PASSED if seeded.weak else ExitCode.PASSED
-        run = audit.run_catalog(engine, audit_mutants, reference_source(), args.jobs,
+        run = audit.run_catalog(engine, chapter, audit_mutants, args.jobs,
                                 lambda done: progress(f"mutant {done.mutant.id}: "
                                                       f"{'killed' if done.killed else 'survived'}"))
     finally:
@@ -178,53 +157,56 @@ def cmd_audit(args: argparse.Namespace, engine: Engine) -> int:
     audit.report_catalog(run)
     if args.catalog_only:
         return ExitCode.NOT_PASSED if run.survivors else ExitCode.PASSED
-    target = audit.Target(reference_source(), mutation.course_suite("verdict"), EQUIVALENTS,
-                          "impl/radix.py")
-    print(f"ol audit {ID}: mutmut on impl/radix.py against the {len(COURSE_TEST_NAMES)} "
-          "course tests (the course profile's steps, without shrinking)")
+    label = chapter.shown(chapter.reference)
+    target = audit.Target(chapter.reference_source(), mutation.course_suite(chapter, "verdict"),
+                          chapter.equivalents, label, chapter)
+    print(f"ol audit {chapter.id}: mutmut on {label} against the "
+          f"{len(chapter.course_test_names)} course tests (the course profile's steps, without "
+          "shrinking)")
     result = audit.audit(engine, target, args.jobs or cores(),
                          lambda line: print(f"  {line}", flush=True))
     audit.report(result, target)
     return ExitCode.PASSED if result.complete and not run.survivors else ExitCode.NOT_PASSED
 
 
-def cmd_start(args: argparse.Namespace, engine: Engine) -> int:
-    workspace = open_workspace(args)
+def cmd_start(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
+    workspace = open_workspace(args, chapter)
     created, kept = workspace.start()
     for path in created:
         print(f"created  {path}")
     for path in kept:
         print(f"kept     {path} (it exists; ol start never overwrites)")
-    print(f"\nNext: write the {in_words(len(REQUIRED_TESTS))} tests named in {workspace.tests}, "
-          "then run "
-          f"`ol tdd red {ID}{workspace.option()}`.")
+    print(f"\nNext: write the {in_words(len(chapter.required_tests))} tests named in "
+          f"{workspace.tests}, then run `ol tdd red {chapter.id}{workspace.option()}`.")
     return ExitCode.PASSED
 
 
-def cmd_tests(args: argparse.Namespace, engine: Engine) -> int:
-    check_module(args.module)
-    tests = load_course_tests()
-    print(f"The {len(tests)} course tests of {ID} ({COURSE_TEST_FILE.relative_to(PROJECT)}):\n")
+def cmd_tests(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
+    tests = load_course_tests(chapter)
+    print(f"The {len(tests)} course tests of {chapter.id} "
+          f"({chapter.shown(chapter.course_test_file)}):\n")
     for test in tests:
         print(f"{short(test.name)}  [{test.kind}]")
         print(f"    checks: {test.checks}")
         print(f"    why:    {test.why}")
-    total = len(catalog.load_catalog())
-    print(f"\nYour own tests (rung R3), in {STUDENT_TESTS.as_posix()}, import only "
-          "`from tl_ds.radix import RadixTree, NodeId, ROOT` and must:")
-    print(f"  - include the {in_words(len(REQUIRED_TESTS))} tests {', '.join(REQUIRED_TESTS)};")
-    print(f"  - pass on the reference and on {len(CORRECT_TREES) - 1} other correct trees (no "
-          "test may rely on what the contract leaves open, such as which id a new node "
-          "gets);")
-    print(f"  - kill {REQUIRED_NAMES} ({REQUIRED_PITFALL}): required;")
-    print(f"  - kill at least {THRESHOLD_PERCENT}% of the {total} planted mutants, that is "
-          f"{needed(total)} of {total}.")
+    total = len(catalog.load_catalog(chapter))
+    percent = chapter.threshold_percent
+    print(f"\nYour own tests (rung R3), in {chapter.student_tests.as_posix()}, import only "
+          f"`from {chapter.module} import {', '.join(chapter.exports)}` and must:")
+    print(f"  - include the {in_words(len(chapter.required_tests))} tests "
+          f"{', '.join(chapter.required_tests)};")
+    print(f"  - pass on the reference and on {len(chapter.correct_trees) - 1} other correct "
+          "trees (no test may rely on what the contract leaves open, such as which id a new "
+          "node gets);")
+    print(f"  - kill {chapter.required_names} ({chapter.required_pitfall}): required;")
+    print(f"  - kill at least {percent}% of the {total} planted mutants, that is "
+          f"{needed(total, percent)} of {total}.")
     return ExitCode.PASSED
 
 
-def cmd_tdd(args: argparse.Namespace, engine: Engine) -> int:
-    workspace = open_workspace(args)
-    close_to_runs(engine)
+def cmd_tdd(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
+    workspace = open_workspace(args, chapter)
+    close_to_runs(engine, chapter)
     if args.phase == "red":
         workspace.require(radix=False, tests=True)
         report = grading.tdd_red(engine, workspace)
@@ -237,7 +219,7 @@ def cmd_tdd(args: argparse.Namespace, engine: Engine) -> int:
         table([(row.state, short(row.name), row.detail) for row in report.rows],
               ("state", "test", "why"))
     if report.problem:
-        print(f"\nBROKEN: {report.problem}. Fix it, then run `ol tdd {args.phase} {ID}"
+        print(f"\nBROKEN: {report.problem}. Fix it, then run `ol tdd {args.phase} {chapter.id}"
               f"{workspace.option()}` again.")
         return ExitCode.NOT_PASSED
     counts = {state: sum(row.state == state for row in report.rows)
@@ -249,17 +231,17 @@ def cmd_tdd(args: argparse.Namespace, engine: Engine) -> int:
             every = "the test fails" if len(report.rows) == 1 else \
                 f"all {len(report.rows)} tests fail"
             print(f"\nRED: {every} on the stub. Next: implement "
-                  f"{workspace.radix}, then run `ol tdd green {ID}{option}`.")
+                  f"{workspace.radix}, then run `ol tdd green {chapter.id}{option}`.")
             return ExitCode.PASSED
         print(f"\nNOT RED ({summary or 'no tests ran'}): every test must fail on the stub. "
               "Make a vacuous test assert something the stub gets wrong, fix a broken test's "
-              f"own code, then run `ol tdd red {ID}` again.")
+              f"own code, then run `ol tdd red {chapter.id}` again.")
         return ExitCode.NOT_PASSED
     if report.passed and all(row.state == "green" for row in report.rows):
         every = "the test passes" if len(report.rows) == 1 else \
             f"all {len(report.rows)} tests pass"
         print(f"\nGREEN: {every} on your tree. Next: "
-              f"`ol check {ID}{option}`.")
+              f"`ol check {chapter.id}{option}`.")
         return ExitCode.PASSED
     print(f"\nNOT GREEN ({summary or 'no tests ran'}): fix {workspace.radix} (or a test "
           f"that asserts the wrong thing) until every test passes; skips and xfails do "
@@ -267,7 +249,8 @@ def cmd_tdd(args: argparse.Namespace, engine: Engine) -> int:
     return ExitCode.NOT_PASSED
 
 
-def require_sandbox(engine: Engine, command: str, private: Sequence[Path] = ()) -> None:
+def require_sandbox(engine: Engine, chapter: Chapter, command: str,
+                    private: Sequence[Path] = ()) -> None:
     """OlError where no sandbox confines submission code, or the sandbox user could read ol
     or a ``private`` path."""
     used = engine.sandbox
@@ -276,16 +259,16 @@ def require_sandbox(engine: Engine, command: str, private: Sequence[Path] = ()) 
                       f"({used.reason}). Install bubblewrap (`apt-get install bubblewrap`, "
                       "or `pip install -e .` for the bundled bwrap) on a system that allows "
                       "user namespaces, or run ol as root so submissions run as another user")
-    close_to_runs(engine, private)
+    close_to_runs(engine, chapter, private)
 
 
-def close_to_runs(engine: Engine, private: Sequence[Path] = ()) -> None:
+def close_to_runs(engine: Engine, chapter: Chapter, private: Sequence[Path] = ()) -> None:
     """In the uid sandbox: OlError, naming the path and the chmod that fixes it, when the
     sandbox user could read ol's checkout (the reference, the mutants), the cache, or one
     of the ``private`` paths (the grader's files beside a submission, classmates' work)."""
     if engine.sandbox.mode != "uid":
         return
-    guarded = [PROJECT, PROJECT / "impl" / "radix.py", PROJECT / "mutants",
+    guarded = [PROJECT, chapter.manifest, chapter.reference, chapter.catalog.parent,
                *private, *([engine.cache.folder] if engine.cache is not None else [])]
     exposed = sandbox.readable_by(sandbox.SANDBOX_UID, [path for path in guarded
                                                         if path.exists()])
@@ -302,8 +285,8 @@ def unsandboxed_note(engine: Engine) -> None:
               "grade in a sandbox")
 
 
-def cmd_check(args: argparse.Namespace, engine: Engine) -> int:
-    workspace = open_workspace(args)
+def cmd_check(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
+    workspace = open_workspace(args, chapter)
     reports = (reports_module.ReportFolder(args.report, args.audience,
                                            workspace.root.resolve().name, args.scoring)
                if args.report else None)
@@ -311,9 +294,10 @@ def cmd_check(args: argparse.Namespace, engine: Engine) -> int:
     try:
         workspace.require(radix=True, tests=True)
         if args.require_sandbox:
-            require_sandbox(engine, "ol check --require-sandbox")  # closes ol to runs as well
+            # closes ol to runs as well
+            require_sandbox(engine, chapter, "ol check --require-sandbox")
         else:
-            close_to_runs(engine)
+            close_to_runs(engine, chapter)
         result, text = check_and_report(engine, workspace, reports, progress, args.jobs,
                                         args.refuse_flagged, args.missed, args.audience,
                                         args.platform)
@@ -349,20 +333,22 @@ def check_and_report(engine: Engine, workspace: workspace_module.Workspace,
     return result, text.getvalue()
 
 
-def cmd_diff(args: argparse.Namespace, engine: Engine) -> int:
-    workspace = open_workspace(args)
+def cmd_diff(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
+    workspace = open_workspace(args, chapter)
     implementation = grading.tree_source(engine, workspace)
-    course = grading.course_run(engine, implementation)
+    course = grading.course_run(engine, implementation, chapter)
     if not course.all_passed:
-        failed = len(course.failures) or len(COURSE_TEST_NAMES)
+        failed = len(course.failures) or len(chapter.course_test_names)
         print(f"ol diff refuses: {counted(failed, 'course test')} "
               f"{'fails' if failed == 1 else 'fail'} on your tree, and the reference "
-              f"is shown only to a tree that passes them all. Run `ol check {ID}"
+              f"is shown only to a tree that passes them all. Run `ol check {chapter.id}"
               f"{workspace.option()}` to see which, and fix them first.")
         return ExitCode.NOT_PASSED
     lines = difflib.unified_diff(
-        implementation.splitlines(keepends=True), reference_source().splitlines(keepends=True),
-        fromfile=f"{workspace.radix} (yours)", tofile="reference tl_ds/radix.py")
+        implementation.splitlines(keepends=True),
+        chapter.reference_source().splitlines(keepends=True),
+        fromfile=f"{workspace.radix} (yours)",
+        tofile=f"reference {chapter.implementation.as_posix()}")
     colours = {"+": "\033[32m", "-": "\033[31m", "@": "\033[36m"}
     colour = sys.stdout.isatty()
     for line in lines:
@@ -372,14 +358,13 @@ def cmd_diff(args: argparse.Namespace, engine: Engine) -> int:
     return ExitCode.PASSED
 
 
-def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
-    check_module(args.module)
+def cmd_grade(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     missing = [str(path) for path in args.submissions if not path.is_dir()]
     if missing:
         raise OlError(f"not a folder: {', '.join(missing)}. Pass ol grade the workspaces to "
-                      f"grade, e.g. `ol grade {ID} submissions/*`")
+                      f"grade, e.g. `ol grade {chapter.id} submissions/*`")
     jobs = args.jobs or max(1, cores() // 2)
-    require_sandbox(engine, "ol grade", args.submissions)  # no submission reads another
+    require_sandbox(engine, chapter, "ol grade", args.submissions)  # none reads another
     progress = Display()
     started = time.monotonic()
     try:
@@ -390,14 +375,15 @@ def cmd_grade(args: argparse.Namespace, engine: Engine) -> int:
                 return check_and_report(own, workspace, reports, None, runs,
                                         args.refuse_flagged, audience=args.audience)
 
-        rows = batch.grade_all(check, args.submissions, args.out, jobs, args.audience, progress,
-                               args.scoring)
+        rows = batch.grade_all(check, args.submissions, args.out, jobs, chapter, args.audience,
+                               progress, args.scoring)
     finally:
         progress.close()
-    planted = len(catalog.load_catalog())
-    table([(row.submission, row.verdict, batch.course_count(row), batch.kill_count(row, planted),
-            row.required, f"{row.seconds:.0f} s") for row in rows],
-          ("submission", "verdict", "course", "killed", REQUIRED_NAMES, "time"))
+    planted = len(catalog.load_catalog(chapter))
+    table([(row.submission, row.verdict, course_count(row, chapter),
+            batch.kill_count(row, planted), row.required, f"{row.seconds:.0f} s")
+           for row in rows],
+          ("submission", "verdict", "course", "killed", chapter.required_names, "time"))
     counts = {verdict: sum(row.verdict == verdict for row in rows)
               for verdict in VERDICTS}
     print(f"\n{len(rows)} submissions in {time.monotonic() - started:.0f} s: "
@@ -418,11 +404,10 @@ PLATFORM_FAULT = ("Not graded: the grader met a fault of its own ({what}), not o
 PRAIRIELEARN_PRIVATE = ("data", "tests", "serverFilesCourse")
 
 
-def cmd_prairielearn(args: argparse.Namespace, engine: Engine) -> int:
+def cmd_prairielearn(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     """Grade PrairieLearn's upload folder into its results file. A fault of ol leaves no
     results file (PrairieLearn then marks the grading failed, for staff to grade again) and
     exit code 3: never a score the student did not earn."""
-    check_module(args.module)
     results = args.root / "results"
     try:
         results.mkdir(parents=True, exist_ok=True)
@@ -434,9 +419,10 @@ def cmd_prairielearn(args: argparse.Namespace, engine: Engine) -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ol-pl-") as scratch:
         try:
-            require_sandbox(engine, "ol prairielearn",
+            require_sandbox(engine, chapter, "ol prairielearn",
                             [args.root / name for name in PRAIRIELEARN_PRIVATE])
-            workspace = workspace_module.gather(args.root / "student", Path(scratch) / "ws")
+            workspace = workspace_module.gather(args.root / "student", Path(scratch) / "ws",
+                                                chapter)
             result, text = check_and_report(engine, workspace, None, platform=True)
             said = reports_module.prairielearn(result, text, verdict(result, "", True),
                                                time.monotonic() - started, args.scoring)
@@ -453,19 +439,19 @@ def cmd_prairielearn(args: argparse.Namespace, engine: Engine) -> int:
     return ExitCode.PASSED
 
 
-def cmd_gradescope_bundle(args: argparse.Namespace, engine: Engine) -> int:
-    names = bundle.write_bundle(args.out, args.scoring)
+def cmd_gradescope_bundle(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
+    names = bundle.write_bundle(args.out, chapter, args.scoring)
     print(f"wrote {args.out}: setup.sh, run_autograder and {len(names) - 2} files of ol. "
           "Upload it as the autograder of a Gradescope programming assignment; students "
-          f"submit tl_ds/radix.py and {STUDENT_TESTS.as_posix()}.")
+          f"submit {chapter.implementation.as_posix()} and {chapter.student_tests.as_posix()}.")
     return ExitCode.PASSED
 
 
 JOBS = "runs at once (default: one per core)"
 COMMANDS = (
-    Command("start", "create a workspace: the stub tl_ds/radix.py and a test file to fill",
+    Command("start", "create a workspace: the stub tree and a test file to fill",
             cmd_start, (MODULE, WORKSPACE)),
-    Command("tests", "the 11 course tests and what your own tests must do", cmd_tests,
+    Command("tests", "the course tests and what your own tests must do", cmd_tests,
             (MODULE,)),
     Command("tdd", "run your tests: red against the stub, green against your tree", cmd_tdd,
             (argument("phase", choices=("red", "green"),
@@ -479,7 +465,7 @@ COMMANDS = (
                            "and, for staff, mutation.json (Stryker) into DIR, a new or empty "
                            "folder"),
              argument("--missed", action="store_true",
-                      help="list the lines and branches of your radix.py your tests never run"),
+                      help="list the lines and branches of your tree your tests never run"),
              argument("--require-sandbox", action="store_true",
                       help="staff: refuse to grade (exit 2) where no sandbox can start"),
              argument("--platform", action="store_true",
@@ -493,7 +479,7 @@ COMMANDS = (
             cmd_grade,
             (MODULE,
              argument("submissions", nargs="+", type=Path, metavar="DIR",
-                      help="the workspaces to grade (each holds tl_ds/radix.py and tests/)"),
+                      help="the workspaces to grade (each laid out as ol start makes one)"),
              argument("--jobs", type=int, default=None, metavar="N",
                       help="submissions graded at once (default: one per two cores)"),
              argument("--out", type=Path, default=Path("ol-grades"), metavar="DIR",
@@ -503,9 +489,9 @@ COMMANDS = (
     Command("mutants", "staff: the kill matrix of the course suite against the planted "
             "mutants", cmd_mutants,
             (MODULE, SANDBOX, ISOLATION)),
-    Command("audit", "staff: the course suite against the audit catalog (mutants/audit/), then "
-            "mutmut and coverage of the reference, survivors explained by "
-            "mutants/equivalent.toml", cmd_audit,
+    Command("audit", "staff: the course suite against the audit catalog, then mutmut and "
+            "coverage of the reference, survivors explained by the chapter's equivalent "
+            "mutants", cmd_audit,
             (MODULE, argument("--jobs", type=int, default=None, metavar="N",
                               help="mutants run at once (default: one per core)"),
              argument("--catalog-only", action="store_true",
@@ -530,7 +516,8 @@ COMMANDS = (
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog="ol", description=f"The {ID} grading harness: start, tdd, check, diff.")
+    parser = Parser(prog="ol", description=f"The grading harness of "
+                    f"{', '.join(chapters.known())}: start, tdd, check, diff.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for record in COMMANDS:
         sub = commands.add_parser(record.name, help=record.help,
@@ -548,12 +535,20 @@ class Settings:
     sandbox: str                # --sandbox, else OL_SANDBOX, else auto
     strict: bool                # a fresh worker per run: --isolation strict or OL_ISOLATION
     cache: Path | None          # where results are kept; None: kept nowhere
+    chapters: tuple[Path, ...] = ()  # folders of further chapter manifests: OL_CHAPTERS
 
     @classmethod
     def read(cls, args: argparse.Namespace, environ: Mapping[str, str]) -> Settings:
         isolation = getattr(args, "isolation", None) or environ.get("OL_ISOLATION") or "fast"
         return cls(sandbox=getattr(args, "sandbox", None) or environ.get("OL_SANDBOX") or "auto",
-                   strict=isolation == "strict", cache=cache_folder(args, environ))
+                   strict=isolation == "strict", cache=cache_folder(args, environ),
+                   chapters=tuple(Path(folder) for folder in
+                                  environ.get("OL_CHAPTERS", "").split(os.pathsep) if folder))
+
+    def chapter(self, args: argparse.Namespace) -> Chapter:
+        """The chapter the command names; the course's first for one that names none."""
+        module = getattr(args, "module", None)
+        return chapters.default() if module is None else chapters.find(module, self.chapters)
 
 
 def cache_folder(args: argparse.Namespace, environ: Mapping[str, str]) -> Path | None:
@@ -572,14 +567,15 @@ def cache_folder(args: argparse.Namespace, environ: Mapping[str, str]) -> Path |
     return Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ol"
 
 
-def run_cache(args: argparse.Namespace, folder: Path | None) -> RunCache | None:
+def run_cache(args: argparse.Namespace, folder: Path | None,
+              chapter: Chapter) -> RunCache | None:
     """The cache at ``folder``, refused where it overlaps a submission."""
     if folder is None:
         return None
     folder = folder.resolve()
     given = list(getattr(args, "submissions", ()))
     if hasattr(args, "workspace"):
-        given.append(workspace_module.locate(args.workspace).root)
+        given.append(workspace_module.locate(args.workspace, chapter).root)
     for root in map(Path.resolve, given):
         if folder.is_relative_to(root) or root.is_relative_to(folder):
             raise OlError(f"the cache folder {folder} and the submission {root} overlap: a "
@@ -613,9 +609,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise OlError(f"--jobs must be at least 1, not {args.jobs}")
         handler = next(record.handler for record in COMMANDS if record.name == args.command)
         settings = Settings.read(args, os.environ)
+        chapter = settings.chapter(args)
         with Engine(settings.sandbox, settings.strict,
-                    run_cache(args, settings.cache)) as engine:
-            code = handler(args, engine)
+                    run_cache(args, settings.cache, chapter)) as engine:
+            code = handler(args, engine, chapter)
             reused(engine)
             return code
     except OlError as error:

@@ -148,7 +148,9 @@ def test_calls():
 
 def proxy_calls(calls: int) -> None:
     """Seconds per call through the proxy of a sandboxed run, and beside the tests."""
-    from harness.chapter import reference_source
+    from harness.chapter import find
+
+    reference_source = find("ds.07").reference_source
 
     with tempfile.TemporaryDirectory(prefix="ol-bench-") as folder:
         test = Path(folder) / "test_calls.py"

@@ -43,10 +43,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import ol  # noqa: E402 - after the path is set
-from harness.chapter import CORRECT_TREES, COURSE_TEST_FILE, reference_source  # noqa: E402
+from harness.chapter import find  # noqa: E402
 from harness.grade.mutation import placebo  # noqa: E402
 from harness.run.engine import Engine  # noqa: E402
 from harness.run.process import Worker  # noqa: E402
+
+CHAPTER = find("ds.07")
 
 
 @dataclass
@@ -81,7 +83,7 @@ class Profile:
 
 def kind_of(profile: Profile, suite, implementation: str, trees: dict[str, str],
             stub: str) -> str:
-    if COURSE_TEST_FILE.resolve() in {Path(path).resolve() for path in suite.files}:
+    if CHAPTER.course_test_file.resolve() in {Path(path).resolve() for path in suite.files}:
         return "course tests on the student's tree"
     if implementation == stub:
         return "placebo"
@@ -97,8 +99,8 @@ def kind_of(profile: Profile, suite, implementation: str, trees: dict[str, str],
 
 def profiled(workspace: str, mode: str) -> tuple[Profile, float, int]:
     """One cold check of ``workspace``: (its profile, its wall seconds, its exit code)."""
-    trees = {path.read_text(encoding="utf-8"): where for where, path in CORRECT_TREES}
-    stub = placebo(reference_source())
+    trees = {path.read_text(encoding="utf-8"): where for where, path in CHAPTER.correct_trees}
+    stub = placebo(CHAPTER.reference_source(), CHAPTER)
     profile = Profile()
     run_now, probe_now = Engine.run_now, Engine.probe_now
     current, start = Engine.current, Worker.start

@@ -27,9 +27,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import ol  # noqa: E402 - after the path is set
+from harness.chapter import find  # noqa: E402
 from harness.grade import grading  # noqa: E402
 from harness.grade.workspace import Workspace  # noqa: E402
 from harness.run.engine import Engine  # noqa: E402
+
+CHAPTER = find("ds.07")
 
 STEPS = ("passing cold", "passing warm", "failing cold", "failing warm", "tree touched",
          "tests touched", "diff after a check", "the course part alone")
@@ -64,7 +67,8 @@ def one_round(folder: Path) -> dict[str, float]:
                                            str(spaces["passing"])])[0]
     with Engine() as engine:
         started = time.perf_counter()
-        grading.course_run(engine, grading.tree_source(engine, Workspace(spaces["passing"])))
+        workspace = Workspace(spaces["passing"], CHAPTER)
+        grading.course_run(engine, grading.tree_source(engine, workspace), CHAPTER)
         seconds["the course part alone"] = time.perf_counter() - started
     return seconds
 

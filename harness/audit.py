@@ -2,7 +2,7 @@
 
 Four measurements of the course tests against the reference and its variants:
 
-- the audit catalog (``mutants/audit/``): plausible bugs beyond the chapter's planted
+- the audit catalog (the manifest's ``audit_catalog``): plausible bugs beyond the planted
   mutants, each run against the whole course suite, which must kill every one;
 - seeds (``--seeds K``): the model test alone, at the course profile's size, with K seeds
   instead of the derandomized one, against the planted mutants and the audit catalog: the
@@ -10,14 +10,14 @@ Four measurements of the course tests against the reference and its variants:
 - coverage: the suite runs once in-process with line and branch coverage of the tree;
 - mutmut (3.x): every small change mutmut makes to the tree, run against the suite.
 
-Mutants of the first two run without the reference's self-check (``RadixTree._check``,
-which the machine calls when a tree has one): a student's tree has none, so only the
-public interface judges them, as it judges a student's tree.
+Mutants of the first two run without the reference's self-check (a method ``_check`` of
+the chapter's class, which the machine calls when a tree has one): a student's tree has
+none, so only the public interface judges them, as it judges a student's tree.
 
 mutmut works in a folder of its own named ``mutants/`` beside the code it mutates, so the
-whole run happens in a temporary copy laid out as mutmut expects (``tl_ds/radix.py``,
+whole run happens in a temporary copy laid out as mutmut expects (the chapter's module,
 ``tests/``, a ``pyproject.toml`` with its settings); the checkout is never touched.
-Survivors are explained by an equivalents file (``mutants/equivalent.toml``): a
+Survivors are explained by the chapter's equivalents file: a
 ``[[mutant]]`` entry names one change (its function, the line before and after) and why it
 cannot change behaviour; an ``[[instrument]]`` entry names a function that only checks the
 tree (its self-check), whose surviving mutants are weaker checks, not gaps. Every other
@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.chapter import COURSE_MACHINE, COURSE_TEST_FILE, COURSE_VIEWS, ID, MODEL_TEST
+from harness.chapter import Chapter
 from harness.errors import OlError
 from harness.grade import catalog, mutation
 from harness.grade.syntax import parse
@@ -96,6 +96,7 @@ class Target:
     suite: Suite
     equivalents: Path
     label: str  # how the tree is named to the reader, as "impl/radix.py"
+    chapter: Chapter
 
 
 @dataclass(frozen=True)
@@ -152,13 +153,14 @@ class Audit:
                 and self.coverage.complete)
 
 
-def load_equivalents(path: Path) -> list[Entry]:
-    """The entries of an equivalents file; OlError naming the entry that is malformed."""
+def load_equivalents(path: Path, id: str) -> list[Entry]:
+    """The entries of chapter ``id``'s equivalents file; OlError naming the entry that is
+    malformed."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise OlError(f"{path} cannot be read as TOML ({error}). Fix the file and run "
-                      f"`ol audit {ID}` again.") from None
+                      f"`ol audit {id}` again.") from None
     entries = []
     for kind in ("instrument", "mutant"):
         for number, item in enumerate(data.get(kind, []), 1):
@@ -167,13 +169,13 @@ def load_equivalents(path: Path) -> list[Entry]:
                     not isinstance(item.get(key), str) or not item[key].strip()
                     for key in wanted):
                 raise OlError(f"{path}: [[{kind}]] number {number} needs a non-empty "
-                              f"{', '.join(wanted)}. Fix it and run `ol audit {ID}` again.")
+                              f"{', '.join(wanted)}. Fix it and run `ol audit {id}` again.")
             entries.append(Entry(item["function"], item["reason"].strip(),
                                  item.get("was", "").strip(), item.get("now", "").strip()))
     unknown = set(data) - {"instrument", "mutant"}
     if unknown:
         raise OlError(f"{path}: unknown tables {sorted(unknown)}; only [[instrument]] and "
-                      f"[[mutant]] entries are read. Fix it and run `ol audit {ID}` again.")
+                      f"[[mutant]] entries are read. Fix it and run `ol audit {id}` again.")
     return entries
 
 
@@ -231,7 +233,7 @@ def lay_out(folder: Path, target: Target) -> None:
         support.append(item.name)
     (folder / "pyproject.toml").write_text(
         "[tool.mutmut]\n"
-        'source_paths = ["tl_ds"]\n'
+        f'source_paths = ["{target.chapter.package}"]\n'
         'pytest_add_cli_args_test_selection = ["tests"]\n'
         'pytest_add_cli_args = ["-p", "no:cacheprovider"]\n'
         f"also_copy = {json.dumps(support)}\n"
@@ -305,7 +307,7 @@ def audit(engine: Engine, target: Target, jobs: int,
           progress: Callable[[str], None] | None = None) -> Audit:
     """Measure coverage, run mutmut, and explain the survivors."""
     started = time.perf_counter()
-    entries = load_equivalents(target.equivalents)
+    entries = load_equivalents(target.equivalents, target.chapter.id)
     if progress is not None:
         progress("the suite runs once, measuring coverage")
     run = engine.run(dataclasses.replace(target.suite, measure=True), target.source,
@@ -412,7 +414,7 @@ def report(result: Audit, target: Target, out=None, width: int | None = None) ->
 NO_SELF_CHECK = """
 
 
-del RadixTree._check  # ol audit: only the public interface judges this tree
+del {name}._check  # ol audit: only the public interface judges this tree
 """
 SEEDED_TEST = '''"""The course's model test alone, once per seed: ol audit --seeds."""
 
@@ -429,15 +431,22 @@ def test_model_with_seed(seed):
 '''
 
 
-def public_only(mutant: catalog.Mutant) -> catalog.Mutant:
-    """``mutant`` without the reference's self-check."""
-    return dataclasses.replace(mutant, source=mutant.source + NO_SELF_CHECK)
+def public_only(source: str, chapter: Chapter) -> str:
+    """``source``, a tree of the chapter, without the reference's self-check."""
+    return source + NO_SELF_CHECK.format(name=chapter.class_name)
+
+
+def public_mutants(mutants: tuple[catalog.Mutant, ...] | list[catalog.Mutant],
+                   chapter: Chapter) -> list[catalog.Mutant]:
+    return [dataclasses.replace(mutant, source=public_only(mutant.source, chapter))
+            for mutant in mutants]
 
 
 @dataclass(frozen=True)
 class CatalogRun:
     """The course suite against every audit mutant: the wiring run and each mutant's run."""
 
+    chapter: Chapter
     baseline: RunResult
     results: tuple[mutation.MutantResult, ...]
 
@@ -446,18 +455,18 @@ class CatalogRun:
         return [result for result in self.results if not result.killed]
 
 
-def run_catalog(engine: Engine, mutants: tuple[catalog.Mutant, ...], reference: str,
+def run_catalog(engine: Engine, chapter: Chapter, mutants: tuple[catalog.Mutant, ...],
                 jobs: int | None = None,
                 progress: Callable[[mutation.MutantResult], None] | None = None,
                 profile: str = "verdict") -> CatalogRun:
     """Every mutant against the course suite (the ``verdict`` profile: the course steps)."""
-    suite = mutation.course_suite(profile)
-    baseline = mutation.prove_wiring(engine, suite, reference + NO_SELF_CHECK,
-                                     mutation.COURSE_IDS)
+    suite = mutation.course_suite(chapter, profile)
+    baseline = mutation.prove_wiring(engine, suite,
+                                     public_only(chapter.reference_source(), chapter), chapter)
     limits = mutation.Limits.from_reference(baseline, AUDIT_LIMIT_FACTOR)
-    results = mutation.run_mutants(engine, suite, [public_only(mutant) for mutant in mutants],
-                                   limits, mutation.COURSE_IDS, progress, jobs)
-    return CatalogRun(baseline, tuple(results))
+    results = mutation.run_mutants(engine, suite, public_mutants(mutants, chapter), limits,
+                                   mutation.course_ids(chapter), progress, jobs)
+    return CatalogRun(chapter, baseline, tuple(results))
 
 
 def short(name: str) -> str:
@@ -472,9 +481,10 @@ def report_catalog(run: CatalogRun, out=None, width: int | None = None) -> None:
     def say(line: str = "", hang: int = 0) -> None:
         print(fitted(line, width, hang), file=out)
 
-    results = run.results
-    say(f"\nThe audit catalog (mutants/audit/): {len(results)} plausible bugs beyond the "
-        f"chapter's {len(catalog.load_catalog())}, against the course suite (the course "
+    results, chapter = run.results, run.chapter
+    say(f"\nThe audit catalog ({chapter.shown(chapter.audit_catalog.parent)}/): "
+        f"{len(results)} plausible bugs beyond the chapter's "
+        f"{len(catalog.load_catalog(chapter))}, against the course suite (the course "
         "profile's steps, without shrinking; each tree judged by its public interface alone)")
     titles = max(len(result.mutant.title) for result in results)
     groups = max(len(result.mutant.group) for result in results)
@@ -485,7 +495,7 @@ def report_catalog(run: CatalogRun, out=None, width: int | None = None) -> None:
         say(f"{result.mutant.id:<4} {result.mutant.group:<{groups}} "
             f"{result.mutant.title:<{titles}}  {killers}", hang=4 + 1 + groups + 1 + titles + 2)
     killed = len(results) - len(run.survivors)
-    model = sum(MODEL_TEST in result.killers for result in results)
+    model = sum(chapter.model_test in result.killers for result in results)
     say(f"\n{killed} of {len(results)} audit mutants killed by the course suite; the model "
         f"test alone kills {model}.")
     for result in run.survivors:
@@ -516,13 +526,13 @@ class SeedRun:
         return [row for row in self.rows if row.weak]
 
 
-def seeded_suite(folder: Path, seeds: int) -> Suite:
+def seeded_suite(folder: Path, seeds: int, chapter: Chapter) -> Suite:
     """The model test alone, parametrised by seed, with the course files beside it."""
     test = folder / "test_model_seeds.py"
-    test.write_text(SEEDED_TEST.replace("@MODULE@", COURSE_TEST_FILE.stem)
-                    .replace("@MODEL_TEST@", MODEL_TEST), encoding="utf-8")
-    beside = (COURSE_TEST_FILE, COURSE_MACHINE, COURSE_VIEWS)
-    course = mutation.course_suite("verdict")
+    test.write_text(SEEDED_TEST.replace("@MODULE@", chapter.course_test_file.stem)
+                    .replace("@MODEL_TEST@", chapter.model_test), encoding="utf-8")
+    beside = (chapter.course_test_file, chapter.course_machine, chapter.course_views)
+    course = mutation.course_suite(chapter, "verdict")
     return dataclasses.replace(course, files=(test,), support=(*course.support, *beside),
                                env={**course.env, "OL_AUDIT_SEEDS": str(seeds)})
 
@@ -531,8 +541,8 @@ def seed_of(name: str) -> int:
     return int(name.rsplit("[", 1)[-1].rstrip("]"))
 
 
-def run_seeds(engine: Engine, chapter: tuple[catalog.Mutant, ...],
-              audit_mutants: tuple[catalog.Mutant, ...], reference: str, seeds: int,
+def run_seeds(engine: Engine, chapter: Chapter, planted: tuple[catalog.Mutant, ...],
+              audit_mutants: tuple[catalog.Mutant, ...], seeds: int,
               jobs: int | None = None,
               progress: Callable[[mutation.MutantResult], None] | None = None) -> SeedRun:
     """The model test with ``seeds`` seeds against every mutant of both catalogs.
@@ -545,18 +555,20 @@ def run_seeds(engine: Engine, chapter: tuple[catalog.Mutant, ...],
     expected = [f"tests/test_model_seeds.py::test_model_with_seed[{n}]"
                 for n in range(1, seeds + 1)]
     with tempfile.TemporaryDirectory(prefix="ol-seeds-") as name:
-        suite = seeded_suite(Path(name), seeds)
-        baseline = mutation.prove_wiring(engine, suite, reference + NO_SELF_CHECK, expected)
+        suite = seeded_suite(Path(name), seeds, chapter)
+        baseline = mutation.prove_wiring(engine, suite,
+                                         public_only(chapter.reference_source(), chapter),
+                                         chapter, expected)
         limits = mutation.Limits.from_reference(baseline, AUDIT_LIMIT_FACTOR)
-        mutants = [*chapter, *audit_mutants]
-        results = mutation.run_mutants(engine, suite, [public_only(mutant) for mutant in mutants],
+        mutants = [*planted, *audit_mutants]
+        results = mutation.run_mutants(engine, suite, public_mutants(mutants, chapter),
                                        limits, expected, progress, jobs)
     rows = []
     for number, result in enumerate(results):
         ended = result.run.status is not Status.OK
         killing = tuple(range(1, seeds + 1)) if ended else tuple(
             sorted(seed_of(name) for name in result.killers))
-        rows.append(SeedRow(mutants[number], "chapter" if number < len(chapter) else "audit",
+        rows.append(SeedRow(mutants[number], "chapter" if number < len(planted) else "audit",
                             killing, seeds, result.run.status.value if ended else ""))
     return SeedRun(seeds, baseline.seconds, tuple(rows))
 

@@ -1,96 +1,174 @@
-"""Everything specific to ds.07: where its parts live, the tree's names, the course's rules.
+"""A chapter as the engine knows it: one record, read from its manifest.
 
-User-facing counts (how many course tests, how many mutants) are derived from what these
-name, never written out: the mutants are whatever ``mutants/catalog.toml`` lists.
+A chapter's manifest (``chapters/<id>.toml``) names its id, its contract (the module and
+class a student writes, their methods), where its material lives (the reference, the other
+correct trees, the model, the course tests, the mutant catalogs, the stub) and its rung
+(the required tests and mutants, the threshold). The engine, grading and reports take a
+``Chapter`` and know nothing else of it: user-facing counts (how many course tests, how
+many mutants) are derived from the material, never written out.
 """
 
 from __future__ import annotations
 
+import re
+import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-REFERENCE = ROOT / "impl" / "radix.py"
-MODEL = ROOT / "model"
-COURSE_TESTS = ROOT / "tests" / "course"
-MUTANTS = ROOT / "mutants"
-CATALOG = MUTANTS / "catalog.toml"
-EQUIVALENTS = MUTANTS / "equivalent.toml"  # mutmut survivors that cannot change behaviour
-EXAMPLES = ROOT / "examples"
-# the second correct tree is the passing example's: written apart from the reference, as a
-# student would write one
-SECOND = EXAMPLES / "passing" / "tl_ds" / "radix.py"
-THIRD = ROOT / "impl" / "third.py"  # a third, making each open choice unlike the other two
-# The correct trees a student's tests must pass on, as the reports name them: no test may
-# rest on a choice the contract leaves open (which id a new node gets, which freed id
-# comes back, an unlock of a node pinned only from below).
-CORRECT_TREES = (("the reference", REFERENCE), ("the second correct tree", SECOND),
-                 ("the third correct tree", THIRD))
-ID = "ds.07"  # what a user types: `ol check ds.07`
-COMPACT_ID = ID.replace(".", "")  # in names that take no dot: "ds07"
-TITLE = "radix tree"  # what pages call it: "ds.07 radix tree"
-MODULES = (ID,)
-STUB = ROOT / "impl" / "stub.py"  # the tree `ol start` writes: every method raises
-# a workspace's tests, and the course's: the file, the state machine, and the views the
-# tree side runs for the machine (functions of a tree, reached through the proxy)
-STUDENT_TESTS = Path("tests") / "test_ds07_radix.py"
-COURSE_TEST_FILE = COURSE_TESTS / "test_ds07_radix.py"
-COURSE_MACHINE = COURSE_TESTS / "ds07_machine.py"
-COURSE_VIEWS = COURSE_TESTS / "ds07_observe.py"
-MODEL_TEST = "test_model_based_against_a_naive_map"  # the course test ol audit --seeds runs
+from harness.errors import OlError
 
-COURSE_TEST_NAMES = (
-    "test_hand_example_split_and_match",
-    "test_granule_matches_whole_runs_only",
-    "test_reinserting_hands_every_value_back",
-    "test_lru_order_follows_last_use",
-    "test_a_childless_parent_becomes_evictable",
-    "test_locks_pin_the_path",
-    "test_a_split_inherits_the_locks_below_it",
-    "test_unlock_without_a_lock_panics",
-    "test_insert_needs_one_value_per_granule",
-    "test_freed_slots_are_reused",
-    "test_model_based_against_a_naive_map",
-)
+ROOT = Path(__file__).resolve().parent.parent  # the project: ol.py, harness/, chapters/
+CHAPTERS = ROOT / "chapters"  # the course's chapters, a manifest each
 
 
-# The tree's public methods and properties, as the contract names them (the placebo
-# breaks every one of them; the stub and the proxy offer exactly these).
-METHODS = ("__init__", "__len__", "is_empty", "node_count", "key", "values", "parent",
-           "children", "child_count", "lock_count", "lru_order", "match_prefix", "insert",
-           "lock", "unlock", "evict")
-PROPERTIES = ("granule",)
+@dataclass(frozen=True)
+class Chapter:
+    id: str                  # what a user types: `ol check <id>`
+    title: str               # what pages call it, after the id
+    needs: tuple[str, ...]   # chapters whose course tests the student's code must pass first
+    manifest: Path
+    # the contract: what a student submits and how tests reach it
+    module: str              # "tl_ds.radix": what the tests import
+    class_name: str          # the class the tests build
+    exports: tuple[str, ...]  # the names the tests may import from the module
+    methods: tuple[str, ...]
+    properties: tuple[str, ...]
+    student_tests: Path      # the student's test file, relative to their workspace
+    # the material
+    reference: Path
+    correct_trees: tuple[tuple[str, Path], ...]  # (how reports name it, its file)
+    model: Path
+    stub: Path
+    course_tests: Path
+    course_test_file: Path
+    course_machine: Path
+    course_views: Path
+    model_test: str
+    course_test_names: tuple[str, ...]  # in the order of the course catalog and file
+    catalog: Path
+    equivalents: Path
+    audit_catalog: Path
+    examples: Path
+    mutant_ids: str          # the pattern every planted mutant's id matches
+    # the rung
+    required_tests: tuple[str, ...]
+    threshold_percent: int
+    required_mutants: tuple[str, ...]
+    required_pitfall: str
+    required_test_hint: str
+    tests_template: str
 
-# The rung (R3): the student's tests must hold these six, kill the required mutants, and
-# kill THRESHOLD_PERCENT of all the planted mutants.
-REQUIRED_TESTS = tuple(f"test_{name}" for name in (
-    "split_by_hand",
-    "match_splits_inside_an_edge",
-    "insert_hands_back_the_stored_part",
-    "oldest_leaf_goes_first",
-    "locks_pin_ancestors",
-    "parent_becomes_evictable",
-))
-THRESHOLD_PERCENT = 70
-REQUIRED_MUTANTS = ("s11",)  # the catalog marks exactly these required
-REQUIRED_PITFALL = "a locked leaf stays on the eviction list"  # what s11 plants
-REQUIRED_TEST_HINT = "add a test that a locked leaf is never evicted"
-REQUIRED_NAMES = " and ".join(REQUIRED_MUTANTS)  # how the text names them: "s11"
+    @property
+    def compact_id(self) -> str:
+        """The id in names that take no dot: "ab12" for "ab.12"."""
+        return self.id.replace(".", "")
+
+    @property
+    def required_names(self) -> str:
+        """How the text names the required mutants: "x01", or "x01 and x02"."""
+        return " and ".join(self.required_mutants)
+
+    @property
+    def implementation(self) -> Path:
+        """The student's implementation, relative to their workspace: tl_ds/radix.py."""
+        return Path(*self.module.split(".")).with_suffix(".py")
+
+    @property
+    def package(self) -> str:
+        """The package the implementation lives in: tl_ds."""
+        return self.module.split(".")[0]
+
+    @property
+    def course_catalog(self) -> Path:
+        return self.course_tests / "catalog.toml"
+
+    def reference_source(self) -> str:
+        return self.reference.read_text(encoding="utf-8")
+
+    def shown(self, path: Path) -> str:
+        """``path`` as the project's readers find it: relative to the project when inside."""
+        return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
 
 
-def reference_source() -> str:
-    return REFERENCE.read_text(encoding="utf-8")
+def load(manifest: Path) -> Chapter:
+    """The chapter ``manifest`` describes; an ``OlError`` that names the fault if it cannot."""
+    try:
+        data = tomllib.loads(manifest.read_text(encoding="utf-8"))
+        return _chapter(manifest, data)
+    except (OSError, KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as error:
+        raise OlError(f"{manifest}: cannot read this chapter's manifest ({error!r}); restore "
+                      "it from the course's repository (`git checkout` it), or fix the line "
+                      "named") from None
 
 
-# The file `ol start` writes for the student's tests, filled in with the rung's numbers.
-TESTS_TEMPLATE = '''"""My tests of tl_ds.radix (ds.07, rung R3), graded by the mutants they kill.
+def _chapter(manifest: Path, data: dict) -> Chapter:
+    here = manifest.parent
 
-Import only `from tl_ds.radix import RadixTree, NodeId, ROOT`. `ol check ds.07` needs these
-six tests; together your tests must kill at least {percent}% of the {total} planted mutants,
-and {required} ({pitfall}) among them:
+    def path(text: str) -> Path:
+        return (here / text).resolve()
 
-{names}
+    contract, material, rung = data["contract"], data["material"], data["rung"]
+    course_tests = path(material["course_tests"])
+    return Chapter(
+        id=str(data["id"]), title=str(data["title"]), needs=tuple(data.get("needs", ())),
+        manifest=manifest.resolve(),
+        module=contract["module"], class_name=contract["class"],
+        exports=tuple(contract["exports"]), methods=tuple(contract["methods"]),
+        properties=tuple(contract.get("properties", ())),
+        student_tests=Path(contract["tests"]),
+        reference=path(material["reference"]),
+        correct_trees=tuple((str(label), path(file)) for label, file
+                            in material["correct_trees"]),
+        model=path(material["model"]), stub=path(material["stub"]),
+        course_tests=course_tests,
+        course_test_file=path(material["course_test_file"]),
+        course_machine=path(material["course_machine"]),
+        course_views=path(material["course_views"]),
+        model_test=material["model_test"],
+        course_test_names=_course_test_names(course_tests / "catalog.toml"),
+        catalog=path(material["catalog"]), equivalents=path(material["equivalents"]),
+        audit_catalog=path(material["audit_catalog"]), examples=path(material["examples"]),
+        mutant_ids=material["mutant_ids"],
+        required_tests=tuple(rung["required_tests"]),
+        threshold_percent=int(rung["threshold_percent"]),
+        required_mutants=tuple(rung["required_mutants"]),
+        required_pitfall=rung["required_pitfall"],
+        required_test_hint=rung["required_test_hint"],
+        tests_template=rung["tests_template"],
+    )
 
-Write them, run `ol tdd red ds.07` (every test must fail on the stub), implement
-tl_ds/radix.py, then `ol tdd green ds.07` and `ol check ds.07`.
-"""
-'''
+
+def _course_test_names(catalog: Path) -> tuple[str, ...]:
+    return tuple(entry["name"] for entry in
+                 tomllib.loads(catalog.read_text(encoding="utf-8"))["test"])
+
+
+def manifests(folders: tuple[Path, ...] = ()) -> tuple[Path, ...]:
+    """Every chapter manifest ol can grade: the course's, then those in ``folders``."""
+    return tuple(manifest for folder in (CHAPTERS, *folders)
+                 for manifest in sorted(folder.glob("*.toml")))
+
+
+def known(folders: tuple[Path, ...] = ()) -> dict[str, Path]:
+    """Chapter id -> its manifest. A manifest's id is its first ``id = "..."`` line."""
+    found = {}
+    for manifest in manifests(folders):
+        match = re.search(r'^id\s*=\s*"([^"]+)"', manifest.read_text(encoding="utf-8"), re.M)
+        if match:
+            found.setdefault(match.group(1), manifest)
+    return found
+
+
+def find(id: str, folders: tuple[Path, ...] = ()) -> Chapter:
+    """The chapter a user named, or an ``OlError`` listing the chapters there are."""
+    chapters = known(folders)
+    if id not in chapters:
+        raise OlError(f"unknown module id {id!r}: this harness grades "
+                      f"{', '.join(chapters) or 'no chapter (chapters/ is empty)'}. "
+                      f"Run e.g. `ol tests {next(iter(chapters), '<id>')}`.")
+    return load(chapters[id])
+
+
+def default() -> Chapter:
+    """The course's first chapter: what a command grades when it names none (ol grade)."""
+    return load(manifests()[0])

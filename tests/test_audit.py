@@ -10,7 +10,7 @@ import io
 from pathlib import Path
 
 import pytest
-from conftest import RUNS, git_status
+from conftest import DS07, RUNS, git_status
 
 from harness import audit
 from harness.errors import OlError
@@ -22,7 +22,7 @@ DATA = Path(__file__).parent / "data" / "audit"
 
 def run(tests: str, equivalents: Path = DATA / "equivalent.toml") -> tuple[audit.Audit, str]:
     target = audit.Target((DATA / "tiny_radix.py").read_text(encoding="utf-8"),
-                          Suite(files=(DATA / tests,)), equivalents, "tiny_radix.py")
+                          Suite(files=(DATA / tests,)), equivalents, "tiny_radix.py", DS07)
     lines: list[str] = []
     result = audit.audit(RUNS, target, 2, lines.append)
     out = io.StringIO()
@@ -87,7 +87,7 @@ def test_a_malformed_equivalents_file_is_refused_with_what_to_fix(tmp_path, text
     listed = tmp_path / "equivalent.toml"
     listed.write_text(text)
     with pytest.raises(OlError, match=r"equivalent\.toml"):
-        audit.load_equivalents(listed)
+        audit.load_equivalents(listed, "ds.07")
 
 
 def test_ol_audit_refuses_an_unknown_module_and_a_bad_jobs_count(capsys):
@@ -100,8 +100,7 @@ def test_the_self_check_stores_nothing_into_the_tree():
     """Why mutants/equivalent.toml may call RadixTree._check an instrument."""
     import ast
 
-    from harness.chapter import REFERENCE
-    tree = ast.parse(REFERENCE.read_text(encoding="utf-8"))
+    tree = ast.parse(DS07.reference.read_text(encoding="utf-8"))
     check = next(node for cls in tree.body if isinstance(cls, ast.ClassDef)
                  for node in cls.body if getattr(node, "name", "") == "_check")
     local = {target.id for node in ast.walk(check) if isinstance(node, ast.Assign | ast.For)

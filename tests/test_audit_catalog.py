@@ -3,17 +3,18 @@ the course suite and are never shown to students."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
 from itertools import takewhile
 
 import pytest
-from conftest import RUNS
+from conftest import DS07, RUNS
 
 import ol
 from harness import audit
-from harness.chapter import CATALOG, ROOT, SECOND, reference_source
+from harness.chapter import ROOT
 from harness.errors import OlError
 from harness.grade import catalog, mutation
 from harness.report import bundle
@@ -30,7 +31,7 @@ def changed_lines(patch: str) -> list[str]:
 
 
 def test_the_audit_catalog_holds_at_least_40_bugs_each_with_its_rule():
-    mutants = catalog.load_audit_catalog()
+    mutants = catalog.load_audit_catalog(DS07)
     assert len(mutants) >= 40
     assert all(re.fullmatch(r"a\d\d", mutant.id) for mutant in mutants)
     assert {mutant.group for mutant in mutants} == GROUPS
@@ -39,18 +40,18 @@ def test_the_audit_catalog_holds_at_least_40_bugs_each_with_its_rule():
 
 
 def test_no_audit_mutant_repeats_one_of_the_chapters():
-    chapter = {tuple(changed_lines(mutant.patch)) for mutant in catalog.load_catalog()}
-    sources = {mutant.source for mutant in catalog.load_catalog()}
-    for mutant in catalog.load_audit_catalog():
+    chapter = {tuple(changed_lines(mutant.patch)) for mutant in catalog.load_catalog(DS07)}
+    sources = {mutant.source for mutant in catalog.load_catalog(DS07)}
+    for mutant in catalog.load_audit_catalog(DS07):
         assert tuple(changed_lines(mutant.patch)) not in chapter, mutant.id
-        assert mutant.source not in sources and mutant.source != reference_source(), mutant.id
+        assert mutant.source not in sources and mutant.source != DS07.reference_source(), mutant.id
 
 
 def test_every_audit_patch_applies_by_hand_with_git_apply(tmp_path):
     (tmp_path / "impl").mkdir()
     shutil.copy(ROOT / "impl" / "radix.py", tmp_path / "impl" / "radix.py")
-    for mutant in catalog.load_audit_catalog():
-        patch = catalog.AUDIT_CATALOG.parent / f"{mutant.id}.patch"
+    for mutant in catalog.load_audit_catalog(DS07):
+        patch = DS07.audit_catalog.parent / f"{mutant.id}.patch"
         assert mutant.patch.startswith("--- a/impl/radix.py\n+++ b/impl/radix.py\n")
         done = subprocess.run(["git", "apply", "--check", str(patch)], cwd=tmp_path,
                               capture_output=True, text=True)
@@ -58,43 +59,44 @@ def test_every_audit_patch_applies_by_hand_with_git_apply(tmp_path):
 
 
 def test_an_audit_catalog_with_a_bad_id_or_too_few_mutants_is_refused(tmp_path):
-    shutil.copytree(catalog.AUDIT_CATALOG.parent, tmp_path / "audit")
+    shutil.copytree(DS07.audit_catalog.parent, tmp_path / "audit")
     path = tmp_path / "audit" / "catalog.toml"
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace('id = "a01"', 'id = "s01"'), encoding="utf-8")
     with pytest.raises(OlError, match=r"matching a\\d\\d.*s01 do not match"):
-        catalog.load_catalog(path, shape=catalog.AUDIT)
+        catalog.load_audit_catalog(dataclasses.replace(DS07, audit_catalog=path))
     path.write_text(text[:text.index("[[mutant]]\nid = \"a02\"")], encoding="utf-8")
     with pytest.raises(OlError, match="expected at least 40 mutants"):
-        catalog.load_catalog(path, shape=catalog.AUDIT)
+        catalog.load_audit_catalog(dataclasses.replace(DS07, audit_catalog=path))
 
 
 def test_the_chapter_catalog_still_needs_its_18_and_a_hint_each(tmp_path):
-    shutil.copytree(CATALOG.parent, tmp_path / "mutants", ignore=shutil.ignore_patterns("audit"))
+    shutil.copytree(DS07.catalog.parent, tmp_path / "mutants",
+                    ignore=shutil.ignore_patterns("audit"))
     path = tmp_path / "mutants" / "catalog.toml"
     path.write_text(path.read_text(encoding="utf-8").replace("hint = ", "note = ", 1),
                     encoding="utf-8")
     with pytest.raises(OlError, match="mutant s01: `hint` must be a non-empty string"):
-        catalog.load_catalog(path)
+        catalog.load_catalog(dataclasses.replace(DS07, catalog=path))
 
 
 def test_the_audit_catalog_is_not_shipped_to_graders_of_students():
-    shipped = [path.as_posix() for path in bundle.shipped_files()]
+    shipped = [path.as_posix() for path in bundle.shipped_files(DS07)]
     assert "mutants/catalog.toml" in shipped and "mutants/s11.patch" in shipped
     assert not [path for path in shipped if path.startswith("mutants/audit")]
 
 
 def test_an_audit_mutant_runs_without_the_self_check():
-    mutant = catalog.load_audit_catalog()[0]
+    mutant = catalog.load_audit_catalog(DS07)[0]
     assert "def _check" in mutant.source
-    assert audit.public_only(mutant).source.endswith("del RadixTree._check  # ol audit: only "
-                                                     "the public interface judges this tree\n")
-    assert mutation.COURSE_IDS[-1].endswith(audit.MODEL_TEST)
+    assert audit.public_only(mutant.source, DS07).endswith(
+        "del RadixTree._check  # ol audit: only the public interface judges this tree\n")
+    assert mutation.course_ids(DS07)[-1].endswith(DS07.model_test)
 
 
 @pytest.fixture(scope="module")
 def audit_matrix():
-    return audit.run_catalog(RUNS, catalog.load_audit_catalog(), reference_source())
+    return audit.run_catalog(RUNS, DS07, catalog.load_audit_catalog(DS07))
 
 
 @pytest.mark.slow
@@ -112,9 +114,9 @@ def test_the_model_test_alone_kills_every_audit_mutant_its_entry_says_it_does(au
     """All but the corners the model cannot reach at its sizes (a path 1,100 deep: the naive
     model is quadratic by design), which a named course test holds instead."""
     missed = [result.mutant.id for result in audit_matrix.results
-              if audit.MODEL_TEST not in result.killers]
+              if DS07.model_test not in result.killers]
     assert missed == [result.mutant.id for result in audit_matrix.results
-                      if audit.MODEL_TEST not in result.mutant.caught_by]
+                      if DS07.model_test not in result.mutant.caught_by]
     assert len(missed) <= 2
 
 
@@ -124,7 +126,7 @@ def test_ol_audit_prints_per_mutant_the_course_tests_that_kill_it(audit_matrix, 
     assert ol.main(["audit", "ds.07", "--catalog-only"]) == ol.ExitCode.PASSED
     out = capsys.readouterr().out
     count = len(audit_matrix.results)
-    model = sum(audit.MODEL_TEST in result.killers for result in audit_matrix.results)
+    model = sum(DS07.model_test in result.killers for result in audit_matrix.results)
     assert f"The audit catalog (mutants/audit/): {count} plausible bugs" in out
     assert f"{count} of {count} audit mutants killed by the course suite; the model test " \
            f"alone kills {model}." in out
@@ -138,15 +140,15 @@ def test_ol_audit_prints_per_mutant_the_course_tests_that_kill_it(audit_matrix, 
 
 def killed_by_every_course_test(mutant: catalog.Mutant) -> mutation.MutantResult:
     records = tuple(judge.TestRecord(name, "failed", "AssertionError", "E   assert 1 == 2")
-                    for name in mutation.COURSE_IDS)
+                    for name in mutation.course_ids(DS07))
     return mutation.MutantResult(mutant, judge.RunResult(Status.OK, records))
 
 
 @pytest.mark.parametrize("width", [60, 80, 120])
 def test_ol_audit_wraps_its_table_at_the_terminal_width_under_the_killers_column(
         monkeypatch, capsys, width):
-    mutants = catalog.load_audit_catalog()
-    run = audit.CatalogRun(judge.RunResult(Status.OK, ()),
+    mutants = catalog.load_audit_catalog(DS07)
+    run = audit.CatalogRun(DS07, judge.RunResult(Status.OK, ()),
                            tuple(map(killed_by_every_course_test, mutants)))
     monkeypatch.setattr(audit, "run_catalog", lambda *args, **kwargs: run)
     monkeypatch.setenv("COLUMNS", str(width))
@@ -161,12 +163,12 @@ def test_ol_audit_wraps_its_table_at_the_terminal_width_under_the_killers_column
 @pytest.mark.slow
 def test_ol_audit_seeds_reports_the_share_of_seeds_that_kill_each_mutant(monkeypatch, capsys):
     """A correct tree among the mutants survives every seed: a weak spot, exit 1."""
-    audit_mutants = {mutant.id: mutant for mutant in catalog.load_audit_catalog()}
+    audit_mutants = {mutant.id: mutant for mutant in catalog.load_audit_catalog(DS07)}
     correct = catalog.Mutant("a99", "a correct tree", "none", (), False, "", "",
-                             SECOND.read_text())
-    monkeypatch.setattr(catalog, "load_catalog", lambda: ())
+                             DS07.correct_trees[1][1].read_text())
+    monkeypatch.setattr(catalog, "load_catalog", lambda chapter: ())
     monkeypatch.setattr(catalog, "load_audit_catalog",
-                        lambda: (audit_mutants["a45"], correct))
+                        lambda chapter: (audit_mutants["a45"], correct))
     assert ol.main(["audit", "ds.07", "--seeds", "1"]) == ol.ExitCode.NOT_PASSED
     out = capsys.readouterr().out
     assert "The model test alone, 1 seed, against 2 mutants" in out

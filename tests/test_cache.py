@@ -14,8 +14,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import RUNS
-from test_ol import EXAMPLES, ol_run
+from conftest import DS07, RUNS
+from test_ol import ol_run
 
 import ol
 from harness.run.cache import RunCache
@@ -60,7 +60,7 @@ def runs(monkeypatch) -> list[str]:
 def small(tmp_path_factory) -> Path:
     """A workspace with the passing tree and a few of its tests: quick to check."""
     root = tmp_path_factory.mktemp("small") / "ws"
-    shutil.copytree(EXAMPLES / "passing", root, symlinks=False)
+    shutil.copytree(DS07.examples / "passing", root, symlinks=False)
     (root / "tests" / "test_ds07_radix.py").write_text(textwrap.dedent("""
         import pytest
         from tl_ds.radix import RadixTree

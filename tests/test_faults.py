@@ -160,7 +160,7 @@ def test_a_worker_that_dies_twice_under_a_run_is_a_fault_of_ol_with_its_own_exit
 
 
 def test_an_exception_of_ol_itself_is_exit_3_with_a_log_never_exit_2(monkeypatch, capsys):
-    def broken(args, engine):
+    def broken(args, engine, chapter):
         raise ZeroDivisionError("division by zero")
 
     monkeypatch.setattr(ol, "COMMANDS", tuple(

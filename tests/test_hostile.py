@@ -19,10 +19,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import RUNS, git_status
+from conftest import DS07, RUNS, git_status
 
 import ol
-from harness.chapter import ROOT, SECOND, reference_source
+from harness.chapter import ROOT
 from harness.grade import grading
 from harness.grade.scan import scan
 from harness.grade.workspace import Workspace
@@ -30,8 +30,8 @@ from harness.run import layout
 from harness.run.judge import RunResult, Status, judge
 from harness.run.process import OUTPUT_LIMIT
 
-REFERENCE = reference_source()
-SECOND_TREE = SECOND.read_text(encoding="utf-8")
+REFERENCE = DS07.reference_source()
+SECOND_TREE = DS07.correct_trees[1][1].read_text(encoding="utf-8")
 PASSING_TESTS = (Path(__file__).parent.parent / "examples" / "passing" / "tests"
                  / "test_ds07_radix.py").read_text(encoding="utf-8")
 BROKEN = "\n\nRadixTree.lock = lambda self, id: None  # locks nothing: a broken tree\n"
@@ -165,7 +165,7 @@ def checkout_untouched():
 
 
 def course(tree: str, call_limit: float | None = None) -> RunResult:
-    return grading.course_run(RUNS, tree, call_limit=call_limit)
+    return grading.course_run(RUNS, tree, DS07, call_limit=call_limit)
 
 
 def workspace(tmp_path: Path, tests: str, tree: str = SECOND_TREE) -> Workspace:
@@ -175,14 +175,14 @@ def workspace(tmp_path: Path, tests: str, tree: str = SECOND_TREE) -> Workspace:
     (root / "tl_ds" / "__init__.py").write_text("")
     (root / "tl_ds" / "radix.py").write_text(tree)
     (root / "tests" / "test_ds07_radix.py").write_text(textwrap.dedent(tests))
-    return Workspace(root)
+    return Workspace(root, DS07)
 
 
 def grade(tmp_path: Path, tests: str) -> grading.TestsGrade:
     """The student's tests graded as `ol check` grades them, without the course stage."""
     ws = workspace(tmp_path, tests)
     return grading.grade_tests(RUNS, ws, ws.suite(), ws.read(ws.tests),
-                               grading.correct_trees(), grading.tree_source(RUNS, ws),
+                               grading.correct_trees(DS07), grading.tree_source(RUNS, ws),
                                workers=2, progress=None)
 
 
@@ -617,7 +617,7 @@ def test_a_conftest_that_turns_failures_into_passes_is_never_loaded(tmp_path):
             outcome.get_result().outcome = "passed"
         """))
     result = grading.grade_tests(RUNS, ws, ws.suite(), ws.read(ws.tests),
-                                 grading.correct_trees(), grading.tree_source(RUNS, ws),
+                                 grading.correct_trees(DS07), grading.tree_source(RUNS, ws),
                                  workers=2, progress=None)
     assert refused(result)
     assert "test_always_fails" in {entry.name for entry in result.invalid}

@@ -13,11 +13,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import RUNS
+from conftest import DS07, RUNS
 from test_hostile import REFERENCE, WEAK_TESTS, grade, honest, killed, workspace  # noqa: F401
 
 import ol
-from harness.chapter import EXAMPLES
 from harness.grade import grading, mutation
 from harness.run.layout import Suite
 
@@ -140,7 +139,7 @@ def test_the_course_side_imports_nothing_from_a_place_a_submission_could_write(t
                         if os.access(path, os.W_OK) or os.access(os.path.dirname(path), os.W_OK)]
             assert writable == []
         '''), encoding="utf-8")
-    suite = mutation.course_suite("course", proxy=True)
+    suite = mutation.course_suite(DS07, "course", proxy=True)
     suite = Suite(files=(*suite.files, check), support=suite.support, env=suite.env,
                   proxy=suite.proxy, ours=True)
     run = RUNS.run(suite, REFERENCE, timeout=600)
@@ -207,9 +206,9 @@ PLANTER = WRITABLE + textwrap.dedent('''
 @needs_bwrap
 def test_a_tree_that_plants_modules_wherever_it_can_write_still_fails_every_course_test():
     for _ in range(2):  # the second run, in the same worker, imports what the first planted
-        run = grading.course_run(RUNS, PLANTER)
+        run = grading.course_run(RUNS, PLANTER, DS07)
         assert run.records and not any(record.outcome == "passed" for record in run.records)
-    again = grading.course_run(RUNS, REFERENCE)
+    again = grading.course_run(RUNS, REFERENCE, DS07)
     assert again.all_passed, again.output
 
 
@@ -249,7 +248,7 @@ def test_a_suite_that_counts_its_runs_in_every_writable_place_gets_its_honest_gr
 @pytest.mark.parametrize("order", ["planter first", "planter last"])
 def test_a_planter_in_ol_grade_changes_no_classmates_verdict(tmp_path, order):
     planter = workspace(tmp_path / "planter", COUNTER, tree=PLANTER).root
-    honest_one = EXAMPLES / "passing"
+    honest_one = DS07.examples / "passing"
     subs = [planter, honest_one] if order == "planter first" else [honest_one, planter]
     out = tmp_path / "grades"
     assert ol.main(["grade", "ds.07", *map(str, subs), "--jobs", "2", "--out", str(out)]) == 0

@@ -13,8 +13,9 @@ import re
 import threading
 from pathlib import Path
 
-from harness import chapter
-from harness.chapter import COURSE_TESTS, ROOT, STUB, reference_source
+from conftest import DS07
+
+from harness.chapter import ROOT, Chapter, load, manifests
 from harness.grade import syntax
 from harness.grade.mutation import placebo as placebo_source
 from harness.grade.scan import scan
@@ -93,7 +94,7 @@ def test_an_import_against_the_flow_is_reported_with_its_file(tmp_path):
     ]
 
 
-# --- one home for the chapter: every list of the tree's names agrees with chapter.py -------
+# --- one home for the chapter: every list of the tree's names agrees with its manifest ------
 
 def class_members(path: Path, name: str = "RadixTree") -> dict[str, ast.FunctionDef]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -102,7 +103,7 @@ def class_members(path: Path, name: str = "RadixTree") -> dict[str, ast.Function
 
 
 def contract_names(members: dict[str, ast.FunctionDef]) -> set[str]:
-    return {name for name in members if not name.startswith("_") or name in chapter.METHODS}
+    return {name for name in members if not name.startswith("_") or name in DS07.methods}
 
 
 def literal(path: Path, name: str):
@@ -112,28 +113,28 @@ def literal(path: Path, name: str):
 
 
 def test_the_stub_and_the_proxy_offer_exactly_the_chapters_methods():
-    names = set(chapter.METHODS) | set(chapter.PROPERTIES)
-    assert contract_names(class_members(STUB)) == names
+    names = set(DS07.methods) | set(DS07.properties)
+    assert contract_names(class_members(DS07.stub)) == names
     assert contract_names(class_members(PROXY)) == names
 
 
 def test_the_tree_server_answers_exactly_the_chapters_calls():
     calls = set(literal(PAYLOAD / "tree_server.py", "CALLS"))
-    assert calls == (set(chapter.METHODS) - {"__init__"}) | set(chapter.PROPERTIES)
+    assert calls == (set(DS07.methods) - {"__init__"}) | set(DS07.properties)
 
 
 def test_the_machine_tries_on_a_dead_id_exactly_the_methods_that_take_one():
-    takes_an_id = {name for name, node in class_members(STUB).items()
+    takes_an_id = {name for name, node in class_members(DS07.stub).items()
                    if [arg.arg for arg in node.args.args[1:2]] == ["id"]}
-    assert set(literal(COURSE_TESTS / "ds07_machine.py", "DEAD_ID_ACCESSORS")) == takes_an_id
+    assert set(literal(DS07.course_tests / "ds07_machine.py", "DEAD_ID_ACCESSORS")) == takes_an_id
 
 
 def test_the_placebo_breaks_every_method_of_the_chapter():
     namespace: dict = {}
-    exec(compile(placebo_source(reference_source()), "placebo", "exec"), namespace)
+    exec(compile(placebo_source(DS07.reference_source(), DS07), "placebo", "exec"), namespace)
     tree = namespace["RadixTree"]
-    assert all(getattr(tree, name).__name__ == "_placebo" for name in chapter.METHODS)
-    assert all(getattr(tree, name).fget.__name__ == "_placebo" for name in chapter.PROPERTIES)
+    assert all(getattr(tree, name).__name__ == "_placebo" for name in DS07.methods)
+    assert all(getattr(tree, name).fget.__name__ == "_placebo" for name in DS07.properties)
 
 
 def test_ol_parses_source_one_thread_at_a_time():
@@ -149,24 +150,30 @@ def test_ol_parses_source_one_thread_at_a_time():
 
 
 def engine_files() -> list[Path]:
-    """ol and every module of the harness but ``harness/chapter.py``: the engine."""
-    return [ROOT / "ol.py", *(path for path in sorted((ROOT / "harness").rglob("*.py"))
-                              if path != ROOT / "harness" / "chapter.py")]
+    """ol and every module of the harness, ``harness/chapter.py`` (the manifests' reader)
+    among them: the engine."""
+    return [ROOT / "ol.py", *sorted((ROOT / "harness").rglob("*.py"))]
+
+
+def every_chapter() -> list[Chapter]:
+    return [load(manifest) for manifest in manifests()]
 
 
 def chapter_facts() -> list[str]:
-    """What only the chapter may say: its id (dotted and not), its course tests' names, the
-    required tests' names and the planted mutants' ids."""
+    """What only a chapter may say, for every chapter there is: its id (dotted and not), its
+    course tests' names, the required tests' names and the planted mutants' ids."""
     from harness.grade.catalog import load_catalog
 
-    return [chapter.ID, chapter.COMPACT_ID, *chapter.COURSE_TEST_NAMES,
-            *chapter.REQUIRED_TESTS, *(mutant.id for mutant in load_catalog())]
+    return [fact for chapter in every_chapter()
+            for fact in (chapter.id, chapter.compact_id, *chapter.course_test_names,
+                         *chapter.required_tests,
+                         *(mutant.id for mutant in load_catalog(chapter)))]
 
 
 def facts_written_in(text: str, facts: list[str]) -> list[str]:
-    """The facts ``text`` names: the chapter's id anywhere (in a file name too), a name or an
+    """The facts ``text`` names: a chapter's id anywhere (in a file name too), a name or an
     id as a word of its own."""
-    ids = (chapter.ID, chapter.COMPACT_ID)
+    ids = {id for chapter in every_chapter() for id in (chapter.id, chapter.compact_id)}
     return [fact for fact in facts
             if (fact in text if fact in ids else
                 re.search(rf"(?<![\w.]){re.escape(fact)}(?![\w])", text))]
@@ -176,7 +183,7 @@ def test_no_chapter_fact_is_written_in_the_engine():
     facts = chapter_facts()
     found = {path.relative_to(ROOT).as_posix(): written for path in engine_files()
              if (written := facts_written_in(path.read_text(encoding="utf-8"), facts))}
-    assert found == {}, f"chapter facts written outside harness/chapter.py: {found}"
+    assert found == {}, f"chapter facts written outside the chapters' manifests: {found}"
 
 
 def test_the_chapter_fact_check_finds_a_mutant_id_planted_in_a_report():

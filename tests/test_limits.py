@@ -19,14 +19,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import RUNS
+from conftest import DS07, RUNS
 from test_isolation import inside_run
 
 import ol
-from harness.chapter import EXAMPLES, reference_source
 from harness.run.process import RUN_CAPS
 
-REFERENCE = reference_source()
+REFERENCE = DS07.reference_source()
 
 
 class Peak(threading.Thread):
@@ -262,9 +261,9 @@ def test_a_storming_submission_changes_no_classmates_verdict_in_ol_grade(tmp_pat
     """A tree that forks until it cannot and a test that does the same, graded with an
     honest classmate at --jobs 2: the classmate passes, and nothing of the storm is left."""
     marker = f"323.{os.getpid() % 1000}"
-    tree = (EXAMPLES / "passing" / "tl_ds" / "radix.py").read_text() + FORK_STORM + \
+    tree = (DS07.examples / "passing" / "tl_ds" / "radix.py").read_text() + FORK_STORM + \
         f"\nstorm({marker!r}, most=2000)\n"
-    tests = (EXAMPLES / "passing" / "tests" / "test_ds07_radix.py").read_text() + \
+    tests = (DS07.examples / "passing" / "tests" / "test_ds07_radix.py").read_text() + \
         FORK_STORM + f"\n\ndef test_storms():\n    storm({marker!r}, most=2000)\n"
     stormer = tmp_path / "stormer"
     (stormer / "tl_ds").mkdir(parents=True)
@@ -274,7 +273,7 @@ def test_a_storming_submission_changes_no_classmates_verdict_in_ol_grade(tmp_pat
     (stormer / "tests" / "test_ds07_radix.py").write_text(tests)
     out = tmp_path / "grades"
     with Peak(f"sleep\0{marker}") as peak:
-        code = ol.main(["grade", "ds.07", str(stormer), str(EXAMPLES / "passing"),
+        code = ol.main(["grade", "ds.07", str(stormer), str(DS07.examples / "passing"),
                         "--jobs", "2", "--out", str(out)])
     assert code == ol.ExitCode.PASSED
     rows = {row["submission"]: row
@@ -381,7 +380,7 @@ def test_a_check_whose_temporary_folder_only_its_user_may_enter_grades_as_usual(
     private.mkdir(mode=0o700)
     done = subprocess.run(
         [sys.executable, str(Path(ol.__file__)), "check", "ds.07", "--workspace",
-         str(EXAMPLES / "passing")], env={**os.environ, "TMPDIR": str(private),
+         str(DS07.examples / "passing")], env={**os.environ, "TMPDIR": str(private),
                                           "OL_CACHE": str(tmp_path / "cache")},
         capture_output=True, text=True, timeout=600)
     assert done.returncode == ol.ExitCode.PASSED, done.stderr

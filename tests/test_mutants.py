@@ -7,10 +7,10 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import RUNS, git_status, interrupt
+from conftest import DS07, RUNS, git_status, interrupt
 
 import ol
-from harness.chapter import CATALOG, COURSE_TEST_NAMES, ROOT, reference_source
+from harness.chapter import ROOT
 from harness.errors import OlError
 from harness.grade import catalog, mutation
 from harness.run.judge import Status
@@ -20,21 +20,21 @@ MODEL_TEST = "test_model_based_against_a_naive_map"
 
 @pytest.fixture(scope="module")
 def kill_matrix():
-    suite = mutation.course_suite("verdict")
-    baseline = mutation.prove_wiring(RUNS, suite, reference_source(), mutation.COURSE_IDS)
+    suite = mutation.course_suite(DS07, "verdict")
+    baseline = mutation.prove_wiring(RUNS, suite, DS07.reference_source(), DS07)
     limits = mutation.Limits.from_reference(baseline)
-    return baseline, mutation.run_mutants(RUNS, suite, catalog.load_catalog(), limits,
-                                          mutation.COURSE_IDS)
+    return baseline, mutation.run_mutants(RUNS, suite, catalog.load_catalog(DS07), limits,
+                                          mutation.course_ids(DS07))
 
 
 def test_the_catalog_holds_the_chapters_pitfalls_one_per_patch_and_every_patch_applies():
-    mutants = catalog.load_catalog()
+    mutants = catalog.load_catalog(DS07)
     ids = [mutant.id for mutant in mutants]
-    assert sorted(ids) == sorted(patch.stem for patch in CATALOG.parent.glob("*.patch"))
+    assert sorted(ids) == sorted(patch.stem for patch in DS07.catalog.parent.glob("*.patch"))
     chapter = {f"s{n:02d}" for n in range(1, 16)} | {f"m{n:02d}" for n in range(1, 4)}
     assert chapter <= set(ids)
     assert [mutant.id for mutant in mutants if mutant.required] == ["s11"]
-    reference = reference_source()
+    reference = DS07.reference_source()
     for mutant in mutants:
         assert mutant.source != reference
         assert mutant.patch.startswith("--- a/impl/radix.py\n+++ b/impl/radix.py\n")
@@ -43,49 +43,50 @@ def test_the_catalog_holds_the_chapters_pitfalls_one_per_patch_and_every_patch_a
 def test_every_patch_also_applies_by_hand_with_git_apply(tmp_path):
     (tmp_path / "impl").mkdir()
     shutil.copy(ROOT / "impl" / "radix.py", tmp_path / "impl" / "radix.py")
-    for mutant in catalog.load_catalog():
-        patch = CATALOG.parent / f"{mutant.id}.patch"
+    for mutant in catalog.load_catalog(DS07):
+        patch = DS07.catalog.parent / f"{mutant.id}.patch"
         done = subprocess.run(["git", "apply", "--check", str(patch)], cwd=tmp_path,
                               capture_output=True, text=True)
         assert done.returncode == 0, f"{mutant.id}: {done.stderr}"
 
 
 def test_a_patch_that_no_longer_fits_the_reference_names_its_file_and_hunk(tmp_path):
-    shutil.copytree(CATALOG.parent, tmp_path / "mutants")
-    changed = reference_source().replace(
+    shutil.copytree(DS07.catalog.parent, tmp_path / "mutants")
+    changed = DS07.reference_source().replace(
         "values[runs:], child.parent", "values[runs:],  child.parent"
     )
     changed = changed.replace(
         "child.values[:runs], child.parent", "child.values[:runs],  child.parent"
     )
     with pytest.raises(OlError, match=r"s01\.patch, hunk 1 \(@@ -\d+,\d+ \+\d+,\d+ @@\).*git diff"):
-        catalog.load_catalog(tmp_path / "mutants" / "catalog.toml", changed)
+        catalog.load_catalog(
+            dataclasses.replace(DS07, catalog=tmp_path / "mutants" / "catalog.toml"), changed)
 
 
 def test_a_catalog_without_the_entry_of_a_patch_is_refused(tmp_path):
-    shutil.copytree(CATALOG.parent, tmp_path / "mutants")
+    shutil.copytree(DS07.catalog.parent, tmp_path / "mutants")
     path = tmp_path / "mutants" / "catalog.toml"
     text = path.read_text(encoding="utf-8")
     path.write_text(text[:text.rindex("[[mutant]]")], encoding="utf-8")
     with pytest.raises(OlError, match="no entry for m03"):
-        catalog.load_catalog(path)
+        catalog.load_catalog(dataclasses.replace(DS07, catalog=path))
 
 
 def test_a_catalog_entry_naming_an_unknown_course_test_is_refused(tmp_path):
-    shutil.copytree(CATALOG.parent, tmp_path / "mutants")
+    shutil.copytree(DS07.catalog.parent, tmp_path / "mutants")
     path = tmp_path / "mutants" / "catalog.toml"
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace('["test_reinserting_hands_every_value_back"]', '["test_nope"]'),
                     encoding="utf-8")
     with pytest.raises(OlError, match="mutant s05: `caught_by` must list course tests"):
-        catalog.load_catalog(path)
+        catalog.load_catalog(dataclasses.replace(DS07, catalog=path))
 
 
 @pytest.mark.slow
 def test_the_reference_passes_every_course_test(kill_matrix):
     baseline, _ = kill_matrix
     assert baseline.all_passed
-    assert sorted(record.name for record in baseline.records) == sorted(COURSE_TEST_NAMES)
+    assert sorted(record.name for record in baseline.records) == sorted(DS07.course_test_names)
 
 
 def test_every_mutant_is_killed_by_each_course_test_its_catalog_names(kill_matrix):
@@ -104,10 +105,10 @@ def test_the_model_based_test_alone_kills_all_18_mutants(kill_matrix):
 @pytest.mark.slow
 def test_ol_mutants_prints_the_matrix_and_fails_when_a_caught_by_test_misses(
         monkeypatch, capsys):
-    mutants = {mutant.id: mutant for mutant in catalog.load_catalog()}
+    mutants = {mutant.id: mutant for mutant in catalog.load_catalog(DS07)}
     claimed = dataclasses.replace(mutants["s15"], caught_by=(
         "test_insert_needs_one_value_per_granule", "test_freed_slots_are_reused"))
-    monkeypatch.setattr(catalog, "load_catalog", lambda: (mutants["s11"], claimed))
+    monkeypatch.setattr(catalog, "load_catalog", lambda chapter: (mutants["s11"], claimed))
     assert ol.main(["mutants", "ds.07"]) == ol.ExitCode.NOT_PASSED
     out = capsys.readouterr().out
     assert "wiring: the course tests pass on the reference (11 tests" in out

@@ -6,10 +6,9 @@ from __future__ import annotations
 import threading
 
 import pytest
-from conftest import RUNS
+from conftest import DS07, RUNS
 
 from harness import audit
-from harness.chapter import CORRECT_TREES
 from harness.grade import catalog, mutation
 from harness.run.engine import run_together
 from harness.run.judge import Status
@@ -40,19 +39,19 @@ def replays(tmp_path_factory):
     """Each mutant's failure under the course profile, its replay, and the replay's runs on
     the mutant and on each correct tree."""
     mutants = {mutant.id: mutant for mutant in
-               (*catalog.load_catalog(), *catalog.load_audit_catalog())}
+               (*catalog.load_catalog(DS07), *catalog.load_audit_catalog(DS07))}
 
     def job(id: str):
         def run(cancel: threading.Event):
-            source = audit.public_only(mutants[id]).source
-            course = RUNS.run(mutation.course_suite("course"), source, timeout=600,
+            source = audit.public_only(mutants[id].source, DS07)
+            course = RUNS.run(mutation.course_suite(DS07, "course"), source, timeout=600,
                               cancel=cancel)
             record = next(record for record in course.records
-                          if record.name == audit.MODEL_TEST)
+                          if record.name == DS07.model_test)
             text = replay_text(record)
             folder = tmp_path_factory.mktemp(id)
             return id, record, text, [replay_on(folder, text, tree) for tree in (
-                source, *(path.read_text(encoding="utf-8") for _, path in CORRECT_TREES))]
+                source, *(path.read_text(encoding="utf-8") for _, path in DS07.correct_trees))]
         return run
 
     return {id: rest for id, *rest in run_together([job(id) for id in REPLAYED])}
@@ -64,7 +63,7 @@ def test_a_pasted_replay_fails_on_the_mutant_and_passes_on_every_correct_tree(re
     assert record.broke and "the model test fails at granule" in record.text
     assert text.count("tree.") >= 2 and "state." not in text and "RadixMachine" not in text
     assert mutant.status is Status.OK and mutant.failures, (text, mutant.output)
-    for (where, _), run in zip(CORRECT_TREES, correct, strict=True):
+    for (where, _), run in zip(DS07.correct_trees, correct, strict=True):
         assert run.all_passed, (where, text, run.output)
 
 

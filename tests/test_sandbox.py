@@ -15,12 +15,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import RUNS
+from conftest import DS07, RUNS
 from test_isolation import WRITABLE
 from test_uid import worker_function
 
 import ol
-from harness.chapter import ROOT, reference_source
+from harness.chapter import ROOT
 from harness.run import sandbox
 from harness.run.engine import Engine
 from harness.run.judge import RunResult
@@ -62,7 +62,7 @@ def sandboxed_run(tmp_path: Path, body: str, engine: Engine = RUNS) -> RunResult
     tmp_path.mkdir(parents=True, exist_ok=True)
     test = tmp_path / "test_inside.py"
     test.write_text(textwrap.dedent(body), encoding="utf-8")
-    return engine.run(Suite(files=(test,), proxy=()), reference_source(), timeout=120,
+    return engine.run(Suite(files=(test,), proxy=()), DS07.reference_source(), timeout=120,
                       trusted=True)
 
 
@@ -213,7 +213,7 @@ def test_in_the_uid_sandbox_the_trees_coverage_is_measured(tmp_path):
         """), encoding="utf-8")
     with Engine("uid") as engine:
         run = engine.run(Suite(files=(test,), proxy=(), ours=False, measure=True),
-                         reference_source(), timeout=120, trusted=False)
+                         DS07.reference_source(), timeout=120, trusted=False)
     assert run.all_passed, run.output
     assert run.coverage is not None and not run.coverage.error, run.coverage
     assert 0 < run.coverage.covered_lines < run.coverage.statements

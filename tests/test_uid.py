@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import DS07
 
 import ol
 from harness.chapter import ROOT
@@ -92,9 +93,9 @@ def test_the_uid_sandbox_refuses_to_grade_where_its_user_could_read_the_grader(t
     if not exposed:
         pytest.skip("this checkout and the folder are closed to other users here")
     with pytest.raises(OlError, match=r"could read .*: run `chmod 700 ") as refused:
-        ol.close_to_runs(UidEngine(), [grader])
+        ol.close_to_runs(UidEngine(), DS07, [grader])
     assert str(refused.value).split("could read ")[1].split(":")[0] in map(str, [
-        ROOT, ROOT / "impl" / "radix.py", ROOT / "mutants", grader])
+        ROOT, DS07.manifest, DS07.reference, ROOT / "mutants", grader])
 
 
 def test_a_sandbox_of_none_asked_for_says_so():

@@ -5,9 +5,9 @@ students' tests, and ``mutants/audit/`` plausible bugs beyond them, which measur
 course suite only (``ol audit``) and are never shown to students. A catalog is data,
 validated when it is read: its ids (one entry for each patch in the folder, and no
 other), every field of the right type, ``caught_by`` naming course tests, the required
-mutants (the chapter's ``REQUIRED_MUTANTS``), and every patch
-applying to ``impl/radix.py`` with exact context, no fuzz and no offset. A mutant's
-source is built in memory; nothing is written to disk.
+mutants (those the chapter's manifest names), and every patch applying to the chapter's
+reference with exact context, no fuzz and no offset. A mutant's source is built in
+memory; nothing is written to disk.
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.chapter import CATALOG, COURSE_TEST_NAMES, REQUIRED_MUTANTS, reference_source
+from harness.chapter import Chapter
 from harness.errors import OlError
 
-AUDIT_CATALOG = CATALOG.parent / "audit" / "catalog.toml"
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-REGENERATE = ("to regenerate it, make the mutant's change by hand in impl/radix.py, run "
-              "`git diff impl/radix.py > mutants/{id}.patch`, then `git checkout impl/radix.py`")
+REGENERATE = ("to regenerate it, make the mutant's change by hand in {reference}, run "
+              "`git diff {reference} > {folder}/{id}.patch`, then `git checkout {reference}`")
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,7 @@ class Mutant:
     required: bool
     hint: str
     patch: str          # the unified diff, as text
-    source: str         # impl/radix.py with the patch applied
+    source: str         # the chapter's reference with the patch applied
     group: str = ""     # audit mutants: the chapter's rule group ("stamping", "eviction"...)
     rule: str = ""      # audit mutants: the chapter's rule the bug breaks
 
@@ -46,18 +45,46 @@ class Shape:
 
     texts: tuple[str, ...]
     pattern: str                    # every id matches it
+    course_tests: tuple[str, ...]   # the names ``caught_by`` may use
+    regenerate: str                 # how to remake a lost patch: REGENERATE, filled in
     minimum: int = 1                # the fewest mutants
     required: tuple[str, ...] = ()
 
 
-CHAPTER = Shape(texts=("title", "symptom", "hint"), pattern=r"[sm]\d\d", required=REQUIRED_MUTANTS)
-AUDIT = Shape(texts=("group", "title", "symptom", "rule"), pattern=r"a\d\d", minimum=40)
+def planted_shape(chapter: Chapter) -> Shape:
+    """The chapter's planted mutants: they grade students' tests."""
+    return Shape(texts=("title", "symptom", "hint"), pattern=chapter.mutant_ids,
+                 course_tests=chapter.course_test_names,
+                 regenerate=regenerate(chapter, chapter.catalog),
+                 required=chapter.required_mutants)
 
 
-def load_catalog(path: Path = CATALOG, reference: str | None = None,
-                 shape: Shape = CHAPTER) -> tuple[Mutant, ...]:
+def audit_shape(chapter: Chapter) -> Shape:
+    """The audit catalog: plausible bugs beyond the planted ones, at least 40 of them."""
+    return Shape(texts=("group", "title", "symptom", "rule"), pattern=r"a\d\d", minimum=40,
+                 course_tests=chapter.course_test_names,
+                 regenerate=regenerate(chapter, chapter.audit_catalog))
+
+
+def regenerate(chapter: Chapter, catalog: Path) -> str:
+    return REGENERATE.replace("{reference}", chapter.shown(chapter.reference)).replace(
+        "{folder}", chapter.shown(catalog.parent))
+
+
+def load_catalog(chapter: Chapter, reference: str | None = None) -> tuple[Mutant, ...]:
+    """The chapter's planted mutants, read and validated."""
+    return read_catalog(chapter.catalog, planted_shape(chapter),
+                        chapter.reference_source() if reference is None else reference)
+
+
+def load_audit_catalog(chapter: Chapter, reference: str | None = None) -> tuple[Mutant, ...]:
+    """The chapter's audit catalog: plausible bugs beyond the planted ones."""
+    return read_catalog(chapter.audit_catalog, audit_shape(chapter),
+                        chapter.reference_source() if reference is None else reference)
+
+
+def read_catalog(path: Path, shape: Shape, reference: str) -> tuple[Mutant, ...]:
     """Read and validate a catalog; raise OlError naming the file (and hunk) at fault."""
-    reference = reference_source() if reference is None else reference
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:
@@ -82,12 +109,7 @@ def load_catalog(path: Path = CATALOG, reference: str | None = None,
     return tuple(read_entry(path, entry, reference, shape) for entry in entries)
 
 
-def load_audit_catalog(reference: str | None = None) -> tuple[Mutant, ...]:
-    """The audit catalog, ``mutants/audit/``: plausible bugs beyond the chapter's."""
-    return load_catalog(AUDIT_CATALOG, reference, AUDIT)
-
-
-def read_entry(path: Path, entry: dict, reference: str, shape: Shape = CHAPTER) -> Mutant:
+def read_entry(path: Path, entry: dict, reference: str, shape: Shape) -> Mutant:
     id = entry["id"]
     where = f"{path}, mutant {id}"
     for name in shape.texts:
@@ -95,9 +117,9 @@ def read_entry(path: Path, entry: dict, reference: str, shape: Shape = CHAPTER) 
             raise OlError(f"{where}: `{name}` must be a non-empty string")
     caught_by = entry.get("caught_by")
     if (not isinstance(caught_by, list) or not caught_by
-            or any(name not in COURSE_TEST_NAMES for name in caught_by)):
+            or any(name not in shape.course_tests for name in caught_by)):
         raise OlError(f"{where}: `caught_by` must list course tests, from: "
-                      f"{', '.join(COURSE_TEST_NAMES)}")
+                      f"{', '.join(shape.course_tests)}")
     if entry.get("required", False) is not (id in shape.required):
         raise OlError(f"{where}: `required` must be {str(id in shape.required).lower()}")
     patch_path = path.parent / f"{id}.patch"
@@ -105,26 +127,26 @@ def read_entry(path: Path, entry: dict, reference: str, shape: Shape = CHAPTER) 
         patch = patch_path.read_text(encoding="utf-8")
     except OSError as error:
         raise OlError(f"{patch_path}: cannot read the patch ({error}); "
-                      + REGENERATE.format(id=id)) from None
-    source = apply_patch(reference, patch, patch_path, id)
+                      + shape.regenerate.format(id=id)) from None
+    source = apply_patch(reference, patch, patch_path, shape.regenerate.format(id=id))
     return Mutant(id, entry["title"], entry["symptom"], tuple(caught_by), id in shape.required,
                   entry.get("hint", ""), patch, source, entry.get("group", ""),
                   entry.get("rule", ""))
 
 
-def apply_patch(original: str, patch: str, patch_path: Path, id: str) -> str:
+def apply_patch(original: str, patch: str, patch_path: Path, regenerate: str) -> str:
     """``original`` with the unified diff ``patch`` applied exactly; OlError otherwise."""
     lines = original.split("\n")
-    hunks = parse_hunks(patch, patch_path, id)
+    hunks = parse_hunks(patch, patch_path, regenerate)
     if not hunks:
-        raise OlError(f"{patch_path}: holds no hunk; " + REGENERATE.format(id=id))
+        raise OlError(f"{patch_path}: holds no hunk; " + regenerate)
     result: list[str] = []
     cursor = 0
     for number, (header, start, old, new) in enumerate(hunks, 1):
         at = start - 1 if old else start
         if at < cursor or lines[at:at + len(old)] != old:
             raise OlError(f"{patch_path}, hunk {number} ({header}): the reference no longer has "
-                          f"these lines at line {start}; " + REGENERATE.format(id=id))
+                          f"these lines at line {start}; " + regenerate)
         result.extend(lines[cursor:at])
         result.extend(new)
         cursor = at + len(old)
@@ -132,7 +154,7 @@ def apply_patch(original: str, patch: str, patch_path: Path, id: str) -> str:
     return "\n".join(result)
 
 
-def parse_hunks(patch: str, patch_path: Path, id: str) -> list[tuple[str, int, list, list]]:
+def parse_hunks(patch: str, patch_path: Path, regenerate: str) -> list[tuple[str, int, list, list]]:
     hunks: list[tuple[str, int, list, list]] = []
     body = patch.split("\n")
     index = 0
@@ -160,10 +182,10 @@ def parse_hunks(patch: str, patch_path: Path, id: str) -> list[tuple[str, int, l
                 new.append(text)
             elif tag != "\\":
                 raise OlError(f"{patch_path}, hunk {len(hunks) + 1} ({header}): a line neither "
-                              f"context, removed nor added; " + REGENERATE.format(id=id))
+                              f"context, removed nor added; " + regenerate)
             index += 1
         if (len(old), len(new)) != (old_count, new_count):
             raise OlError(f"{patch_path}, hunk {len(hunks) + 1} ({header}): the hunk is cut "
-                          f"short; " + REGENERATE.format(id=id))
+                          f"short; " + regenerate)
         hunks.append((header, start, old, new))
     return hunks

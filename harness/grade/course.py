@@ -5,17 +5,8 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 
-from harness.chapter import (
-    COURSE_TEST_FILE,
-    COURSE_TEST_NAMES,
-    COURSE_TESTS,
-    ROOT,
-    THRESHOLD_PERCENT,
-)
+from harness.chapter import Chapter
 from harness.errors import OlError
-
-CATALOG = COURSE_TESTS / "catalog.toml"
-
 
 WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
@@ -25,15 +16,16 @@ def in_words(count: int) -> str:
     return WORDS[count] if 0 <= count < len(WORDS) else str(count)
 
 
-def meets_threshold(killed: int, total: int) -> bool:
-    """True when ``killed / total >= 0.70``, in integers (at 70%, 13 of 18
+def meets_threshold(killed: int, total: int, percent: int) -> bool:
+    """True when ``killed / total >= percent / 100``, in integers (at 70%, 13 of 18
     passes and 12 does not)."""
-    return total > 0 and killed * 100 >= THRESHOLD_PERCENT * total
+    return total > 0 and killed * 100 >= percent * total
 
 
-def needed(total: int) -> int:
+def needed(total: int, percent: int) -> int:
     """The fewest kills out of ``total`` that meet the threshold."""
-    return next(killed for killed in range(total + 1) if meets_threshold(killed, total))
+    return next(killed for killed in range(total + 1)
+                if meets_threshold(killed, total, percent))
 
 
 @dataclass(frozen=True)
@@ -44,16 +36,20 @@ class CourseTest:
     why: str
 
 
-def load_course_tests() -> tuple[CourseTest, ...]:
-    """The catalog, checked against the names the course suite runs."""
+def load_course_tests(chapter: Chapter) -> tuple[CourseTest, ...]:
+    """The catalog, checked against the tests the course's test file defines."""
+    catalog = chapter.course_catalog
     try:
-        entries = tomllib.loads(CATALOG.read_text(encoding="utf-8"))["test"]
+        entries = tomllib.loads(catalog.read_text(encoding="utf-8"))["test"]
         tests = tuple(CourseTest(entry["name"], entry["kind"], entry["checks"], entry["why"])
                       for entry in entries)
+        defined = tuple(line.split("(")[0].removeprefix("def ") for line in
+                        chapter.course_test_file.read_text(encoding="utf-8").splitlines()
+                        if line.startswith("def test_"))
     except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError) as error:
-        raise OlError(f"{CATALOG}: cannot read the course test catalog ({error!r}); "
-                      "restore it with `git checkout tests/course/catalog.toml`") from None
-    if tuple(test.name for test in tests) != COURSE_TEST_NAMES:
-        raise OlError(f"{CATALOG} must list the {len(COURSE_TEST_NAMES)} course tests in "
-                      f"the order of {COURSE_TEST_FILE.relative_to(ROOT)}")
+        raise OlError(f"{catalog}: cannot read the course test catalog ({error!r}); "
+                      f"restore it with `git checkout {chapter.shown(catalog)}`") from None
+    if tuple(test.name for test in tests) != defined:
+        raise OlError(f"{catalog} must list the {len(defined)} course tests in "
+                      f"the order of {chapter.shown(chapter.course_test_file)}")
     return tests

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from harness.chapter import CORRECT_TREES, REQUIRED_TESTS
+from harness.chapter import Chapter
 from harness.errors import OlFault
 from harness.grade import catalog, mutation
 from harness.grade.course import meets_threshold
@@ -92,7 +92,7 @@ class TddReport:
 
 
 def tree_source(engine: Engine, workspace: Workspace) -> str:
-    """The student's radix.py, after proving in a confined process that it imports."""
+    """The student's implementation, after proving in a confined process that it imports."""
     text = workspace.radix_text()
     problem = engine.probe_import(text)
     if problem is not None:
@@ -118,7 +118,8 @@ def run_problem(run: RunResult) -> str:
 
 
 def tdd_red(engine: Engine, workspace: Workspace) -> TddReport:
-    run = run_students_tests(engine, workspace.suite(), workspace, stub_source(), trusted=True)
+    run = run_students_tests(engine, workspace.suite(), workspace,
+                             stub_source(workspace.chapter), trusted=True)
     rows = []
     for record in run.records:
         if record.outcome == "passed":
@@ -196,6 +197,7 @@ class TestsGrade:
     """What the student's tests earn: their runs on the correct trees, which of them are
     valid, and which mutants the valid ones kill."""
 
+    chapter: Chapter                        # what the tests are graded by: its rung
     on_reference: RunResult | None = None  # None: the student's tests were not run
     on_others: tuple[tuple[str, RunResult], ...] = ()  # on the other correct trees, by name
     own: RunResult | None = None            # the student's tests on their own tree, measured
@@ -228,7 +230,7 @@ class TestsGrade:
 
     @property
     def missing_names(self) -> tuple[str, ...]:
-        return tuple(name for name in REQUIRED_TESTS if name not in self.names)
+        return tuple(name for name in self.chapter.required_tests if name not in self.names)
 
     @property
     def required_survivors(self) -> tuple[str, ...]:
@@ -237,7 +239,7 @@ class TestsGrade:
 
     @property
     def rate_met(self) -> bool:
-        return meets_threshold(self.kills, len(self.mutants))
+        return meets_threshold(self.kills, len(self.mutants), self.chapter.threshold_percent)
 
     @property
     def graded(self) -> bool:
@@ -269,8 +271,9 @@ def valid_killers(run: RunResult, invalid: set[str]) -> tuple[str, ...]:
     return tuple(record.name for record in run.failures if record.name not in invalid)
 
 
-def course_run(engine: Engine, implementation: str, cancel: threading.Event | None = None,
-               call_limit: float | None = None, progress: Progress | None = None) -> RunResult:
+def course_run(engine: Engine, implementation: str, chapter: Chapter,
+               cancel: threading.Event | None = None, call_limit: float | None = None,
+               progress: Progress | None = None) -> RunResult:
     """The course tests against a student's tree, shrinking a failure to its steps.
 
     The tree runs in a server of its own, and the only way it can keep the course tests
@@ -278,16 +281,17 @@ def course_run(engine: Engine, implementation: str, cancel: threading.Event | No
     failing tree). Any other import error is the fault of ol's installation: OlFault.
     """
     finished = []
+    expected = mutation.course_ids(chapter)
 
     def ended(nodeid: str, outcome: str) -> None:
         finished.append(nodeid)
         name = nodeid.rsplit("::", 1)[-1].removeprefix("test_")
-        progress(Event(COURSE_STAGE, len(finished), len(mutation.COURSE_IDS),
+        progress(Event(COURSE_STAGE, len(finished), len(expected),
                        f"{name} {'pass' if outcome == 'passed' else 'FAIL'}"))
 
-    run = engine.run(mutation.course_suite("course", proxy=True, call_limit=call_limit),
+    run = engine.run(mutation.course_suite(chapter, "course", proxy=True, call_limit=call_limit),
                      implementation, timeout=COURSE_LIMIT, test_limit=COURSE_TEST_LIMIT,
-                     expected=mutation.COURSE_IDS, cancel=cancel,
+                     expected=expected, cancel=cancel,
                      on_test=None if progress is None else ended)
     if run.status is Status.COLLECTION_ERROR and "TreeStopped" not in run.detail:
         said = [line.strip() for line in run.detail.splitlines() if line.strip()]
@@ -320,15 +324,17 @@ def check(engine: Engine, workspace: Workspace, progress: Progress | None = None
     suite = workspace.suite()  # a test file that does not compile stops here, before any run
     implementation = tree_source(engine, workspace)
     tests_text = workspace.read(workspace.tests)
-    correct = correct_trees()
+    chapter = workspace.chapter
+    correct = correct_trees(chapter)
     workers = max(1, (jobs or cores()) - 1)
     cancel = threading.Event()
     with ThreadPoolExecutor(max_workers=1) as side:
-        course = side.submit(course_run, engine, implementation, cancel, None, progress)
+        course = side.submit(course_run, engine, implementation, chapter, cancel, None,
+                             progress)
         try:
             flags = tuple(scan(tests_text))
             if flags and refuse_flagged:
-                tests = TestsGrade(problem=(
+                tests = TestsGrade(chapter=chapter, problem=(
                     "the static scan flags your test file (below): a test of this chapter "
                     "builds trees and asserts on what they return, and may import only "
                     f"{allowed()}. Remove what is flagged"))
@@ -341,10 +347,11 @@ def check(engine: Engine, workspace: Workspace, progress: Progress | None = None
             raise
 
 
-def correct_trees() -> tuple[tuple[str, str], ...]:
+def correct_trees(chapter: Chapter) -> tuple[tuple[str, str], ...]:
     """The correct trees a student's tests must pass on: (name, source), the reference
     first."""
-    return tuple((where, path.read_text(encoding="utf-8")) for where, path in CORRECT_TREES)
+    return tuple((where, path.read_text(encoding="utf-8"))
+                 for where, path in chapter.correct_trees)
 
 
 def fields_of(grade: TestsGrade) -> dict:
@@ -378,7 +385,7 @@ def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: 
         raise no_tests(workspace)
     runs = tuple((where, run) for (where, _), run in zip(correct, on_correct, strict=True))
     first = TestsGrade(
-        on_reference=on_reference, on_others=runs[1:], own=measured,
+        chapter=workspace.chapter, on_reference=on_reference, on_others=runs[1:], own=measured,
         names=tuple(dict.fromkeys(map(base_name, on_reference.records))),
         invalid=tuple(Invalid(record.name, where, f"{record.outcome}: {message(record)}")
                       for where, run in runs for record in run.failures),
@@ -387,13 +394,16 @@ def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: 
     if first.problem or all(record.name in first.invalid_names
                             for record in on_reference.records):
         return first  # nothing valid to grade
-    mutants, placebo, reruns = run_planted(engine, suite, first, correct, workers, progress)
+    mutants, placebo, reruns = run_planted(engine, suite, first, correct, workers, progress,
+                                           workspace.chapter)
     return dataclasses.replace(first, mutants=mutants,
-                               problem=planted_problem(first, placebo, reruns))
+                               problem=planted_problem(first, placebo, reruns,
+                                                       workspace.chapter))
 
 
 def run_planted(engine: Engine, suite: Suite, first: TestsGrade,
                 correct: tuple[tuple[str, str], ...], workers: int, progress: Progress | None,
+                chapter: Chapter,
                 ) -> tuple[tuple[mutation.MutantResult, ...], RunResult, tuple[Rerun, ...]]:
     """The planted mutants, the placebo and the correct trees again, in an order no
     submission can know: (the mutants' results in catalog order, the placebo's run, the
@@ -426,17 +436,17 @@ def run_planted(engine: Engine, suite: Suite, first: TestsGrade,
             stage, what = CONTROL_STAGE, f"{label} again: {'as before' if same else 'NOT'}"
         finished[stage].append(what)
         if progress is not None:
-            total = len(chapter) if stage == MUTANT_STAGE else len(jobs) - len(chapter)
+            total = len(planted) if stage == MUTANT_STAGE else len(jobs) - len(planted)
             progress(Event(stage, len(finished[stage]), total, what))
 
-    chapter = catalog.load_catalog()
-    jobs = [*((planted.id, mutant(planted)) for planted in chapter),
-            ("placebo", tree(mutation.placebo(reference))),
+    planted = catalog.load_catalog(chapter)
+    jobs = [*((one.id, mutant(one)) for one in planted),
+            ("placebo", tree(mutation.placebo(reference, chapter))),
             *((where, tree(source)) for where, source in correct)]
     order = shuffled(jobs)
     ran = dict(run_together([labelled(label, job) for label, job in order], workers, said))
     reruns = tuple(Rerun(where, run, ran[where]) for where, run in first.correct_runs)
-    return tuple(ran[planted.id] for planted in chapter), ran["placebo"], reruns
+    return tuple(ran[one.id] for one in planted), ran["placebo"], reruns
 
 
 def labelled(label: str, job: Callable[[threading.Event], object],
@@ -444,7 +454,8 @@ def labelled(label: str, job: Callable[[threading.Event], object],
     return lambda cancel: (label, job(cancel))
 
 
-def planted_problem(first: TestsGrade, placebo: RunResult, reruns: tuple[Rerun, ...]) -> str:
+def planted_problem(first: TestsGrade, placebo: RunResult, reruns: tuple[Rerun, ...],
+                    chapter: Chapter) -> str:
     """Why the mutants' results cannot be trusted: flaky tests, or tests that never reach the
     tree; "" when they can."""
     for rerun in reruns:
@@ -455,7 +466,7 @@ def planted_problem(first: TestsGrade, placebo: RunResult, reruns: tuple[Rerun, 
                     "random), so no grade can rest on them")
     if not valid_killers(placebo, first.invalid_names):
         return ("your tests pass on a tree whose every method raises: they never reach "
-                "tl_ds.radix, so they cannot grade it")
+                f"{chapter.module}, so they cannot grade it")
     return ""
 
 

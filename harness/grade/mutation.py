@@ -13,15 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from harness.chapter import (
-    COURSE_TEST_FILE,
-    COURSE_TEST_NAMES,
-    COURSE_TESTS,
-    COURSE_VIEWS,
-    METHODS,
-    MODEL,
-    PROPERTIES,
-)
+from harness.chapter import Chapter
 from harness.errors import OlError
 from harness.grade.catalog import Mutant
 from harness.run.engine import Engine, run_together
@@ -34,40 +26,47 @@ LIMIT_FACTOR = 5.0      # a mutant's run, and each test, may take this many time
 
 T = TypeVar("T")
 
-COURSE_IDS = tuple(f"tests/{COURSE_TEST_FILE.name}::{name}" for name in COURSE_TEST_NAMES)
 
-PLACEBO_TAIL = f'''
+def course_ids(chapter: Chapter) -> tuple[str, ...]:
+    """The course tests' node ids, as a run of the course suite reports them."""
+    return tuple(f"tests/{chapter.course_test_file.name}::{name}"
+                 for name in chapter.course_test_names)
+
+
+PLACEBO_TAIL = '''
 
 
 def _placebo(*args, **kwargs):
     raise AssertionError("the placebo: every method of this tree is broken")
 
 
-for _name in {METHODS!r}:
-    setattr(RadixTree, _name, _placebo)
-for _name in {PROPERTIES!r}:
-    setattr(RadixTree, _name, property(_placebo))
+for _name in {methods!r}:
+    setattr({name}, _name, _placebo)
+for _name in {properties!r}:
+    setattr({name}, _name, property(_placebo))
 '''
 
 
-def placebo(reference: str) -> str:
+def placebo(reference: str, chapter: Chapter) -> str:
     """The reference with every method replaced by one that raises."""
-    return reference + PLACEBO_TAIL
+    return reference + PLACEBO_TAIL.format(methods=chapter.methods,
+                                           properties=chapter.properties,
+                                           name=chapter.class_name)
 
 
-def course_suite(profile: str = "course", proxy: bool = False,
+def course_suite(chapter: Chapter, profile: str = "course", proxy: bool = False,
                  call_limit: float | None = None) -> Suite:
     """The course tests, with the state machine and the model beside them.
 
     With ``proxy``, the tree under test runs in a process of its own behind a proxy (for a
     student's tree, which must not run beside the tests that judge it).
     """
-    files = tuple(sorted(COURSE_TESTS.glob("*.py")))
+    files = tuple(sorted(chapter.course_tests.glob("*.py")))
     env = {"OL_HYPOTHESIS_PROFILE": profile}
     if call_limit is not None:
         env["OL_CALL_LIMIT"] = str(call_limit)  # seconds one call to a proxied tree may take
-    return Suite(files=files, support=(MODEL,), env=env, ours=True,
-                 proxy=(COURSE_VIEWS,) if proxy else None)
+    return Suite(files=files, support=(chapter.model,), env=env, ours=True,
+                 proxy=(chapter.course_views,) if proxy else None)
 
 
 @dataclass(frozen=True)
@@ -106,10 +105,12 @@ class MutantResult:
         return ", ".join(self.killers)
 
 
-def prove_wiring(engine: Engine, suite: Suite, reference: str,
+def prove_wiring(engine: Engine, suite: Suite, reference: str, chapter: Chapter,
                  expected: Sequence[str] | None = None,
                  cancel: threading.Event | None = None) -> RunResult:
-    """Run the suite on the reference and on the placebo; OlError unless both behave."""
+    """Run the suite on the reference and on the placebo; OlError unless both behave.
+    ``expected``: the tests the suite must report, the course tests unless said."""
+    expected = course_ids(chapter) if expected is None else expected
     baseline = engine.run(suite, reference, timeout=600, expected=expected, cancel=cancel,
                           trusted=True)
     if not baseline.all_passed:
@@ -117,8 +118,8 @@ def prove_wiring(engine: Engine, suite: Suite, reference: str,
         raise OlError(f"the suite does not pass on the reference ({baseline.status.value}: "
                       f"{broken}); no mutation score can be trusted until it does")
     limits = Limits.from_reference(baseline)
-    dummy = engine.run(suite, placebo(reference), timeout=limits.run, test_limit=limits.test,
-                       expected=expected, cancel=cancel, trusted=True)
+    dummy = engine.run(suite, placebo(reference, chapter), timeout=limits.run,
+                       test_limit=limits.test, expected=expected, cancel=cancel, trusted=True)
     if dummy.status is Status.OK and not dummy.failures:
         raise OlError("the suite passes on a placebo whose every method raises: the runs "
                       "do not reach the implementation, so no score can be trusted")

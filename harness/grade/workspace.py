@@ -1,8 +1,9 @@
 """A student's workspace: where its files are, and what `ol start` writes into it.
 
-    WORKSPACE/tl_ds/__init__.py          created if missing, never rewritten
-    WORKSPACE/tl_ds/radix.py             the student's tree (the stub at first)
-    WORKSPACE/tests/test_<chapter>.py    the student's tests (chapter.STUDENT_TESTS)
+    WORKSPACE/<package>/__init__.py      created if missing, never rewritten
+    WORKSPACE/<package>/<module>.py      the student's implementation (the stub at first):
+                                         tl_ds/radix.py for the chapter `tl_ds.radix`
+    WORKSPACE/tests/test_<chapter>.py    the student's tests (the manifest's contract.tests)
 
 Nothing here ever changes a file that exists.
 """
@@ -17,16 +18,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.chapter import (
-    ID,
-    REQUIRED_NAMES,
-    REQUIRED_PITFALL,
-    REQUIRED_TESTS,
-    STUB,
-    STUDENT_TESTS,
-    TESTS_TEMPLATE,
-    THRESHOLD_PERCENT,
-)
+from harness.chapter import Chapter
 from harness.errors import OlError
 from harness.grade.catalog import load_catalog
 from harness.grade.course import in_words
@@ -34,80 +26,92 @@ from harness.grade.syntax import parse
 from harness.run.layout import Suite
 
 DEFAULT = Path("workspace")
-TEST_FILE = STUDENT_TESTS
-RADIX_FILE = Path("tl_ds") / "radix.py"
-# what to upload, for a platform's student
-UPLOAD = (f"your tree, {RADIX_FILE.as_posix()}, and your tests, {TEST_FILE.as_posix()} (or the "
-          f"bare files {RADIX_FILE.name} and {TEST_FILE.name})")
-SUBMIT = f"Upload {UPLOAD}, then submit again."
 FILE_LIMIT = 1_000_000  # bytes of a workspace file ol reads
 
 
+def upload(chapter: Chapter) -> str:
+    """What to upload, for a platform's student."""
+    tree, tests = chapter.implementation, chapter.student_tests
+    return (f"your tree, {tree.as_posix()}, and your tests, {tests.as_posix()} (or the bare "
+            f"files {tree.name} and {tests.name})")
+
+
+def submit(chapter: Chapter) -> str:
+    return f"Upload {upload(chapter)}, then submit again."
+
+
 # an absolute path's folders: what a platform's student must never read of the grader's machine
-SUBMITTED_PART = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)*?(?=(?:tl_ds|tests)/[\w.]+\.py)")
 FOLDERS = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)+(?=[\w.+@-])")
 
 
-def unrooted(text: str) -> str:
+def unrooted(text: str, chapter: Chapter | None = None) -> str:
     """``text`` with the grader's folders taken out of every absolute path: a submission's
     file keeps its own path (tl_ds/radix.py), any other file only its name."""
-    return FOLDERS.sub("", SUBMITTED_PART.sub("", text))
+    if chapter is not None:
+        submitted = "|".join(re.escape(path.parts[0]) for path in
+                             (chapter.implementation, chapter.student_tests))
+        text = re.sub(rf"(?<![\w.~])/(?:[\w.+@-]+/)*?(?=(?:{submitted})/[\w.]+\.py)", "", text)
+    return FOLDERS.sub("", text)
 
 
-def stub_source() -> str:
-    return STUB.read_text(encoding="utf-8")
+def stub_source(chapter: Chapter) -> str:
+    return chapter.stub.read_text(encoding="utf-8")
 
 
-def looks_like_a_workspace(folder: Path) -> bool:
-    return (folder / "tl_ds" / "radix.py").is_file() or (folder / TEST_FILE).is_file()
+def looks_like_a_workspace(folder: Path, chapter: Chapter) -> bool:
+    return (folder / chapter.implementation).is_file() or \
+        (folder / chapter.student_tests).is_file()
 
 
-def locate(given: Path | None) -> Workspace:
+def locate(given: Path | None, chapter: Chapter) -> Workspace:
     """The workspace a command works on: the one given; else ./workspace when it exists;
     else this folder, or the one above it, when it is a workspace (a command run from inside
     one); else ./workspace, which ol start creates."""
     if given is not None:
-        return Workspace(given)
+        return Workspace(given, chapter)
     if DEFAULT.is_dir():
-        return Workspace(DEFAULT)
+        return Workspace(DEFAULT, chapter)
     for folder in (Path("."), Path("..")):
-        if looks_like_a_workspace(folder):
-            return Workspace(folder)
-    return Workspace(DEFAULT)
+        if looks_like_a_workspace(folder, chapter):
+            return Workspace(folder, chapter)
+    return Workspace(DEFAULT, chapter)
 
 
 @dataclass(frozen=True)
 class Workspace:
     root: Path
+    chapter: Chapter
 
     @property
     def package(self) -> Path:
-        return self.root / "tl_ds"
+        return self.root / self.chapter.package
 
     @property
     def radix(self) -> Path:
-        return self.package / "radix.py"
+        return self.root / self.chapter.implementation
 
     @property
     def tests(self) -> Path:
-        return self.root / TEST_FILE
+        return self.root / self.chapter.student_tests
 
     def option(self) -> str:
         """The --workspace option that names this workspace in a command to run next: none
         when the command would find it by itself (./workspace, or the workspace it runs in)."""
-        if self.root == DEFAULT or locate(None).root.resolve() == self.root.resolve():
+        if self.root == DEFAULT or \
+                locate(None, self.chapter).root.resolve() == self.root.resolve():
             return ""
         return f" --workspace {self.root}"
 
     def start(self) -> tuple[list[Path], list[Path]]:
         """Write what is missing; (created, already there). Never overwrites."""
+        chapter = self.chapter
         wanted = {
             self.package / "__init__.py": "",
-            self.radix: stub_source(),
-            self.tests: TESTS_TEMPLATE.format(
-                names="\n".join(f"    {name}" for name in REQUIRED_TESTS),
-                percent=THRESHOLD_PERCENT, total=len(load_catalog()), required=REQUIRED_NAMES,
-                pitfall=REQUIRED_PITFALL),
+            self.radix: stub_source(chapter),
+            self.tests: chapter.tests_template.format(
+                names="\n".join(f"    {name}" for name in chapter.required_tests),
+                percent=chapter.threshold_percent, total=len(load_catalog(chapter)),
+                required=chapter.required_names, pitfall=chapter.required_pitfall),
         }
         created, kept = [], []
         for path, text in wanted.items():
@@ -126,7 +130,7 @@ class Workspace:
 
     def require(self, *, radix: bool, tests: bool) -> None:
         """OlError, saying what to run, unless the workspace has the files a command needs."""
-        start = f"`ol start {ID}{self.option()}`"
+        start = f"`ol start {self.chapter.id}{self.option()}`"
         if not self.root.is_dir():
             raise OlError(f"there is no workspace at {self.root}: run {start} to create one "
                           "(or pass --workspace DIR to name yours)")
@@ -136,7 +140,8 @@ class Workspace:
             named = " and no ".join(self.shown(path) for path in needs)
             raise OlError(f"{' and '.join(map(str, needs))} missing from the workspace: run "
                           f"{start}, which writes only what is missing",
-                          platform=f"Not graded: your submission holds no {named}. {SUBMIT}")
+                          platform=f"Not graded: your submission holds no {named}. "
+                          f"{submit(self.chapter)}")
 
     def shown(self, path: Path) -> str:
         """``path`` as a submission names it: relative to the workspace."""
@@ -193,20 +198,21 @@ class Workspace:
                           "submit again.") from None
 
     def radix_text(self) -> str:
-        """The student's radix.py, read as ol reads every file of theirs."""
+        """The student's implementation, read as ol reads every file of theirs."""
         self.require(radix=True, tests=False)
         return self.read(self.radix)
 
     def does_not_import(self, problem: str) -> OlError:
-        """What to do about a radix.py that does not import (``problem`` says why)."""
+        """What to do about an implementation that does not import (``problem`` says why)."""
+        chapter = self.chapter
         said = "\n".join(f"    {line}" for line in problem.splitlines())
-        return OlError(f"{self.radix} does not import as tl_ds.radix:\n{said}\nFix it "
-                       "(`python -c 'import tl_ds.radix'` in the workspace shows the whole "
-                       "error), then run the command again.",
-                       platform=f"Not graded: your tree, {RADIX_FILE.as_posix()}, does not "
-                       f"import as tl_ds.radix, so no test could run:\n\n"
-                       f"{unrooted(problem.strip())}\n\nMake it import (it must define "
-                       "RadixTree), then submit again.")
+        return OlError(f"{self.radix} does not import as {chapter.module}:\n{said}\nFix it "
+                       f"(`python -c 'import {chapter.module}'` in the workspace shows the "
+                       "whole error), then run the command again.",
+                       platform=f"Not graded: your tree, {chapter.implementation.as_posix()}, "
+                       f"does not import as {chapter.module}, so no test could run:\n\n"
+                       f"{unrooted(problem.strip(), chapter)}\n\nMake it import (it must "
+                       f"define {chapter.class_name}), then submit again.")
 
     def suite(self) -> Suite:
         """The student's tests, as a suite the engine runs; OlError when it names no test."""
@@ -218,11 +224,12 @@ class Workspace:
             said = "".join(traceback.format_exception_only(type(error), error)).rstrip()
             shown = "\n".join(f"    {line}" for line in said.splitlines())
             if isinstance(error, SyntaxError):  # as Python shows it, named as submitted
-                error.filename = TEST_FILE.as_posix()
+                error.filename = self.chapter.student_tests.as_posix()
             as_submitted = "".join(traceback.format_exception_only(type(error), error)).rstrip()
             raise OlError(f"{self.tests} does not compile, so none of its tests can run:\n"
                           f"{shown}\nFix it, then run the command again.",
-                          platform=f"Not graded: your tests, {TEST_FILE.as_posix()}, do not "
+                          platform=f"Not graded: your tests, "
+                          f"{self.chapter.student_tests.as_posix()}, do not "
                           f"compile, so none of them could run:\n\n{as_submitted}\n\nFix "
                           "that line, then submit again.") from None
         if not names_a_test(source):
@@ -246,19 +253,17 @@ def names_a_test(source: str) -> bool:
 
 
 def no_tests(workspace: Workspace) -> OlError:
-    required = in_words(len(REQUIRED_TESTS))
+    chapter = workspace.chapter
+    required = in_words(len(chapter.required_tests))
     return OlError(f"{workspace.tests} holds no tests: write functions named test_... "
-                   f"(`ol tests {ID}` lists the {required} required ones), then run the command "
-                   "again.",
-                   platform=f"Not graded: your tests, {TEST_FILE.as_posix()}, hold no test. "
-                   f"Write functions named test_..., the {required} required ones among them "
-                   f"({', '.join(REQUIRED_TESTS)}), then submit again.")
+                   f"(`ol tests {chapter.id}` lists the {required} required ones), then run "
+                   "the command again.",
+                   platform=f"Not graded: your tests, {chapter.student_tests.as_posix()}, hold "
+                   f"no test. Write functions named test_..., the {required} required ones "
+                   f"among them ({', '.join(chapter.required_tests)}), then submit again.")
 
 
-SUBMITTED = tuple((path.as_posix(), path.name) for path in (RADIX_FILE, TEST_FILE))
-
-
-def gather(submission: Path, into: Path) -> Workspace:
+def gather(submission: Path, into: Path, chapter: Chapter) -> Workspace:
     """A workspace at ``into`` holding the tree and the tests found in ``submission`` (a
     platform's upload folder): for each, the first regular file, by sorted path, that ends
     in its workspace path, else in its bare name. Links are never followed. OlError naming
@@ -268,9 +273,11 @@ def gather(submission: Path, into: Path) -> Workspace:
         folders[:] = sorted(folder for folder in folders if not folder.startswith("."))
         found += [Path(current) / name for name in files if not name.startswith(".")]
     regular = sorted(path for path in found if stat.S_ISREG(path.lstat().st_mode))
-    workspace = Workspace(into)
+    workspace = Workspace(into, chapter)
     missing = []
-    for (wanted, bare), target in zip(SUBMITTED, (workspace.radix, workspace.tests),
+    submitted = tuple((path.as_posix(), path.name)
+                      for path in (chapter.implementation, chapter.student_tests))
+    for (wanted, bare), target in zip(submitted, (workspace.radix, workspace.tests),
                                       strict=True):
         match = next((path for path in regular if path.as_posix().endswith("/" + wanted)),
                      None) or next((path for path in regular if path.name == bare), None)
@@ -278,11 +285,11 @@ def gather(submission: Path, into: Path) -> Workspace:
             missing.append(wanted)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(Workspace(match.parent).read(match), encoding="utf-8")
+        target.write_text(Workspace(match.parent, chapter).read(match), encoding="utf-8")
     if missing:
-        raise OlError(f"the submission holds no {' and no '.join(missing)}: upload {UPLOAD}, "
-                      "then submit again",
+        raise OlError(f"the submission holds no {' and no '.join(missing)}: upload "
+                      f"{upload(chapter)}, then submit again",
                       platform=f"Not graded: your submission holds no "
-                      f"{' and no '.join(missing)}. {SUBMIT}")
+                      f"{' and no '.join(missing)}. {submit(chapter)}")
     (workspace.package / "__init__.py").write_text("", encoding="utf-8")
     return workspace

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from harness.chapter import COURSE_TEST_NAMES, REQUIRED_NAMES
+from harness.chapter import Chapter
 from harness.errors import OlError, OlFault
 from harness.grade.catalog import load_catalog
 from harness.grade.grading import Check
@@ -34,10 +34,17 @@ from harness.run.engine import cores
 # into the folder given; the third argument is how many runs it may make at once.
 Grader = Callable[[Workspace, ReportFolder, int], tuple[Check, str]]
 
-# the files' names for the fields of a Row: the required mutants' column is named after them
-COLUMNS = ("submission", "verdict", "course_tests_passed", "mutants_killed", "kill_rate",
-           REQUIRED_NAMES, "invalid_tests", "seconds", "note")
-FIELD_OF = {REQUIRED_NAMES: "required"}
+# the files' names for the fields of a Row; "required" is named after the chapter's required
+# mutants (see columns)
+FIELDS = ("submission", "verdict", "course_tests_passed", "mutants_killed", "kill_rate",
+          "required", "invalid_tests", "seconds", "note")
+
+
+def columns(chapter: Chapter) -> dict[str, str]:
+    """A file's column name -> the Row field it holds: the required mutants' column is
+    named after them ("x01", or "x01 and x02")."""
+    return {(chapter.required_names if field == "required" else field): field
+            for field in FIELDS}
 
 
 @dataclass(frozen=True)
@@ -82,12 +89,12 @@ def prepare(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def grade_one(check: Grader, path: Path, name: str, out: Path, audience: str,
+def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter, audience: str,
               jobs: int, scoring: str = "pass") -> Row:
     started = time.monotonic()
     folder = out / name
     folder.mkdir()
-    workspace = Workspace(path)
+    workspace = Workspace(path, chapter)
     try:
         workspace.require(radix=True, tests=True)
         reports = ReportFolder(folder / "reports", audience, name, scoring)
@@ -131,24 +138,18 @@ def failed(folder: Path, name: str, reason: str, started: float, verdict: str = 
                " ".join(reason.split()), refusal=" ".join(reason.split()))
 
 
-def csv_cells(row: Row) -> dict:
+def csv_cells(row: Row, chapter: Chapter) -> dict:
     """A row as summary.csv writes it: numbers bare, an empty cell for what did not run, the
     invalid tests space-separated."""
-    cells = {name: getattr(row, FIELD_OF.get(name, name)) for name in COLUMNS}
+    cells = {name: getattr(row, field) for name, field in columns(chapter).items()}
     cells["invalid_tests"] = " ".join(row.invalid_tests)
     return {name: "" if value is None else value for name, value in cells.items()}
 
 
-def record(row: Row) -> dict:
+def record(row: Row, chapter: Chapter) -> dict:
     """A row as summary.json writes it: every field, under the files' names."""
-    names = {field: name for name, field in FIELD_OF.items()}
+    names = {field: name for name, field in columns(chapter).items()}
     return {names.get(field, field): value for field, value in asdict(row).items()}
-
-
-def course_count(row: Row) -> str:
-    """The course tests a row passed, as a person reads it: "9 of 11", or "" when none ran."""
-    return "" if row.course_tests_passed is None else \
-        f"{row.course_tests_passed} of {len(COURSE_TEST_NAMES)}"
 
 
 def kill_count(row: Row, planted: int) -> str:
@@ -157,7 +158,7 @@ def kill_count(row: Row, planted: int) -> str:
 
 
 def grade_all(check: Grader, submissions: Sequence[Path], out: Path, jobs: int,
-              audience: str = "student",
+              chapter: Chapter, audience: str = "student",
               progress: Callable[[str], None] | None = None,
               scoring: str = "pass") -> list[Row]:
     """Grade every submission with ``check``, ``jobs`` at a time; write the summary; rows in
@@ -167,7 +168,7 @@ def grade_all(check: Grader, submissions: Sequence[Path], out: Path, jobs: int,
     lock, done = threading.Lock(), [0]
 
     def one(path: Path, name: str) -> Row:
-        row = grade_one(check, path, name, out, audience, per_check, scoring)
+        row = grade_one(check, path, name, out, chapter, audience, per_check, scoring)
         with lock:
             done[0] += 1
             if progress is not None:
@@ -177,20 +178,20 @@ def grade_all(check: Grader, submissions: Sequence[Path], out: Path, jobs: int,
     per_check = max(2, cores() // jobs)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         rows = list(pool.map(one, submissions, names))
-    write_summary(out, rows)
+    write_summary(out, rows, chapter)
     return rows
 
 
-def write_summary(out: Path, rows: Sequence[Row]) -> None:
+def write_summary(out: Path, rows: Sequence[Row], chapter: Chapter) -> None:
     """summary.csv (a row per submission), summary.json (the rows and the class's
     aggregates) and class.html (the aggregates, for staff)."""
     text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n",
+    writer = csv.DictWriter(text, fieldnames=list(columns(chapter)), lineterminator="\n",
                             extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(csv_cells(row) for row in rows)
+    writer.writerows(csv_cells(row, chapter) for row in rows)
     (out / "summary.csv").write_text(text.getvalue(), encoding="utf-8")
-    aggregates = class_summary(rows, load_catalog())
-    summary = {"class": aggregates, "submissions": [record(row) for row in rows]}
+    aggregates = class_summary(rows, load_catalog(chapter), chapter)
+    summary = {"class": aggregates, "submissions": [record(row, chapter) for row in rows]}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    (out / "class.html").write_text(class_page(aggregates, rows), encoding="utf-8")
+    (out / "class.html").write_text(class_page(aggregates, rows, chapter), encoding="utf-8")

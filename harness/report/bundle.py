@@ -9,7 +9,7 @@ mutants) under ``ol/``, and the two scripts:
   and prepares the sandbox: the system's bubblewrap, for containers that allow user
   namespaces, and otherwise a dedicated user, ``ol-sandbox``, that submission code runs as;
   ``/autograder/source`` becomes readable by root only;
-- ``run_autograder`` finds ``tl_ds/radix.py`` and the chapter's test file in the
+- ``run_autograder`` finds the chapter's tree (``tl_ds/radix.py``) and test file in the
   submission (at its top, in a folder, or as the two bare files), copies them into a fresh
   workspace, runs ``ol check <chapter> --report``, and copies ``results.json`` to
   ``/autograder/results/`` only once every process of the submission is gone (the sandbox
@@ -31,14 +31,18 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from harness.chapter import COMPACT_ID, CORRECT_TREES, ID, ROOT, STUDENT_TESTS
+from harness.chapter import ROOT, Chapter
 from harness.errors import OlError
 
-# the engine and the chapter's parts, every correct tree among them (the second is an example's)
-SHIPPED = ("ol.py", "pyproject.toml", "README.md", "harness", "impl", "model", "mutants",
-           "tests/course", *(path.relative_to(ROOT).as_posix() for _, path in CORRECT_TREES
-                             if not path.is_relative_to(ROOT / "impl")))
-NOT_SHIPPED = (Path("mutants/audit"),)  # staff's audit of the course suite, never graded
+ENGINE = ("ol.py", "pyproject.toml", "README.md", "harness")
+
+
+def shipped(chapter: Chapter) -> tuple[Path, ...]:
+    """The engine and the chapter's parts, every correct tree among them: what grading
+    needs. Staff's audit of the course suite is never graded, so never shipped."""
+    return (*(ROOT / name for name in ENGINE), chapter.manifest,
+            *(path for _, path in chapter.correct_trees), chapter.stub, chapter.model,
+            chapter.course_tests, chapter.catalog.parent)
 
 SETUP = """#!/usr/bin/env bash
 # Gradescope image setup for @ID@: the packages that decide grades, at pinned versions, and
@@ -67,16 +71,16 @@ mkdir -p "$ROOT/results"
 rm -f "$ROOT/results/results.json"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
-mkdir -p "$WORK/ws/tl_ds" "$(dirname "$WORK/ws/@TESTS@")"
-touch "$WORK/ws/tl_ds/__init__.py"
+mkdir -p "$WORK/ws/@PACKAGE@" "$(dirname "$WORK/ws/@TESTS@")"
+touch "$WORK/ws/@PACKAGE@/__init__.py"
 first() {  # the first file under the submission matching a path pattern, by sorted path
     find "$SUBMISSION" -type f -path "$1" -not -path '*/.*' 2>/dev/null | LC_ALL=C sort | head -n 1
 }
-RADIX="$(first '*/tl_ds/radix.py')"
-[ -n "$RADIX" ] || RADIX="$(first '*/radix.py')"
+RADIX="$(first '*/@TREE@')"
+[ -n "$RADIX" ] || RADIX="$(first '*/@TREE_NAME@')"
 TESTS="$(first '*/@TESTS@')"
 [ -n "$TESTS" ] || TESTS="$(first '*/@TESTS_NAME@')"
-[ -z "$RADIX" ] || cp "$RADIX" "$WORK/ws/tl_ds/radix.py"
+[ -z "$RADIX" ] || cp "$RADIX" "$WORK/ws/@TREE@"
 [ -z "$TESTS" ] || cp "$TESTS" "$WORK/ws/@TESTS@"
 cd "$WORK"
 "$PYTHON" "$OL" check @ID@ --workspace ws --report report --require-sandbox --platform \
@@ -106,10 +110,17 @@ fi
 """
 
 
-def filled(script: str) -> str:
-    """A script with the chapter's names in place of its @ID@, @TESTS@, @TESTS_NAME@."""
-    return (script.replace("@ID@", ID).replace("@TESTS_NAME@", STUDENT_TESTS.name)
-            .replace("@TESTS@", STUDENT_TESTS.as_posix()))
+def filled(script: str, chapter: Chapter) -> str:
+    """A script with the chapter's names in place of its @ID@, @PACKAGE@, @TREE@,
+    @TREE_NAME@, @TESTS@ and @TESTS_NAME@."""
+    names = {"@ID@": chapter.id, "@PACKAGE@": chapter.package,
+             "@TREE_NAME@": chapter.implementation.name,
+             "@TREE@": chapter.implementation.as_posix(),
+             "@TESTS_NAME@": chapter.student_tests.name,
+             "@TESTS@": chapter.student_tests.as_posix()}
+    for name, value in names.items():
+        script = script.replace(name, value)
+    return script
 
 
 def pins() -> list[str]:
@@ -118,31 +129,32 @@ def pins() -> list[str]:
     return list(data["project"]["dependencies"])
 
 
-def shipped_files() -> list[Path]:
-    """Every file of ol that grading needs, relative to the project root, sorted."""
-    files: list[Path] = []
-    for name in SHIPPED:
-        path = ROOT / name
+def shipped_files(chapter: Chapter) -> list[Path]:
+    """Every file of ol that grading ``chapter`` needs, relative to the project root,
+    sorted."""
+    audit = chapter.audit_catalog.parent
+    files: set[Path] = set()
+    for path in shipped(chapter):
         candidates = [path] if path.is_file() else sorted(path.rglob("*"))
-        files += [candidate.relative_to(ROOT) for candidate in candidates
+        files |= {candidate.relative_to(ROOT) for candidate in candidates
                   if candidate.is_file() and "__pycache__" not in candidate.parts
-                  and not any(candidate.relative_to(ROOT).is_relative_to(folder)
-                              for folder in NOT_SHIPPED)]
+                  and not candidate.is_relative_to(audit)}
     return sorted(files)
 
 
-def write_bundle(out: Path, scoring: str = "pass") -> list[str]:
+def write_bundle(out: Path, chapter: Chapter, scoring: str = "pass") -> list[str]:
     """Write the autograder zip to ``out``, a file that does not exist yet; its entry names.
     ``scoring`` is how its results score a submission (``ol check --scoring``)."""
     if out.exists():
         raise OlError(f"{out} exists: ol never overwrites a file. Pass a new file name, "
-                      f"e.g. `ol gradescope-bundle {COMPACT_ID}-autograder.zip`")
+                      f"e.g. `ol gradescope-bundle {chapter.compact_id}-autograder.zip`")
     if not out.parent.is_dir():
         raise OlError(f"{out.parent} is not a folder: create it first, or pass a path in an "
                       "existing one")
     entries = {
-        "setup.sh": filled(SETUP).format(pins=" ".join(shlex.quote(pin) for pin in pins())),
-        "run_autograder": filled(RUN).replace("@SCORING@", scoring),
+        "setup.sh": filled(SETUP, chapter).format(
+            pins=" ".join(shlex.quote(pin) for pin in pins())),
+        "run_autograder": filled(RUN, chapter).replace("@SCORING@", scoring),
     }
     with zipfile.ZipFile(out, "x", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, text in entries.items():
@@ -150,6 +162,6 @@ def write_bundle(out: Path, scoring: str = "pass") -> list[str]:
             info.external_attr = 0o100755 << 16  # executable scripts
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, text)
-        for path in shipped_files():
+        for path in shipped_files(chapter):
             archive.write(ROOT / path, f"ol/{path.as_posix()}")
         return archive.namelist()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from harness.chapter import COURSE_TEST_NAMES, ID, REQUIRED_NAMES, THRESHOLD_PERCENT, TITLE
+from harness.chapter import Chapter
 from harness.grade.catalog import Mutant
 from harness.grade.course import needed
 from harness.report.files import BASE_STYLE
@@ -28,7 +28,7 @@ def share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
-def class_summary(rows: Sequence, mutants: Sequence[Mutant]) -> dict:
+def class_summary(rows: Sequence, mutants: Sequence[Mutant], chapter: Chapter) -> dict:
     """The class's aggregates, from the rows of ``ol grade`` (batch.Row)."""
     graded = [row for row in rows if row.graded]
     trees = [row for row in rows if row.verdict in ("passed", "not passed")]
@@ -39,7 +39,7 @@ def class_summary(rows: Sequence, mutants: Sequence[Mutant]) -> dict:
                      for verdict in VERDICTS},
         "graded_suites": len(graded),
         "mutants_planted": total,
-        "kills_needed": needed(total),
+        "kills_needed": needed(total, chapter.threshold_percent),
         "scores": [{"killed": killed, "suites": sum(len(row.killed) == killed
                                                     for row in graded)}
                    for killed in range(total + 1)],
@@ -57,7 +57,7 @@ def class_summary(rows: Sequence, mutants: Sequence[Mutant]) -> dict:
                                  "trees": len(trees),
                                  "share": share(sum(name in row.course_failed for row in trees),
                                                 len(trees))}
-                                for name in COURSE_TEST_NAMES),
+                                for name in chapter.course_test_names),
                                key=lambda entry: (-entry["share"], entry["name"])),
         "refused": [{"submission": row.submission, "verdict": row.verdict,
                      "reason": row.refusal} for row in rows if row.refusal],
@@ -142,6 +142,12 @@ def submission_link(row) -> str:
     return f"<a href='{name}/{page}'>{name}</a>"
 
 
+def course_count(row, chapter: Chapter) -> str:
+    """The course tests a row passed, as a person reads it: "9 of 11", or "" when none ran."""
+    return "" if row.course_tests_passed is None else \
+        f"{row.course_tests_passed} of {len(chapter.course_test_names)}"
+
+
 def kills_cell(row, total: int) -> str:
     """What a submission's tests killed: nothing counted when its suite was refused."""
     if row.mutants_killed is None:
@@ -151,11 +157,7 @@ def kills_cell(row, total: int) -> str:
     return f"<td class='n'>{row.mutants_killed} of {total}</td>"
 
 
-def passed(row) -> str:
-    return f"{row.course_tests_passed} of {len(COURSE_TEST_NAMES)}"
-
-
-def class_page(summary: dict, rows: Sequence) -> str:
+def class_page(summary: dict, rows: Sequence, chapter: Chapter) -> str:
     """class.html: how many passed, the pitfalls the class missed most (the required one
     apart), how the kills spread against the threshold, the course tests the trees fail
     most, who was refused or not graded, and every submission."""
@@ -183,7 +185,7 @@ def class_page(summary: dict, rows: Sequence) -> str:
                f"<td>{html.escape(row.refusal)}</td></tr>" for row in rows if row.refusal]
     everyone = [f"<tr><td>{submission_link(row)}</td>"
                 f"<td class='{row.verdict.split()[0]}'>{row.verdict}</td>"
-                f"<td class='n'>{'' if row.course_tests_passed is None else passed(row)}"
+                f"<td class='n'>{course_count(row, chapter)}"
                 f"</td>{kills_cell(row, total)}"
                 f"<td>{row.required if row.graded else ''}</td>"
                 f"<td class='n'>{row.seconds:.0f} s</td></tr>" for row in rows]
@@ -191,14 +193,14 @@ def class_page(summary: dict, rows: Sequence) -> str:
     line = (f"{verdicts['not passed']} not passed, {verdicts['error']} could not be graded, "
             f"{verdicts[INTERNAL]} met a fault of ol (grade those again); {suites} suites of "
             f"tests valid and graded (a refused suite counts nowhere below). The bar is "
-            f"{THRESHOLD_PERCENT}% ({needed} of {total} mutants) with the required mutant "
+            f"{chapter.threshold_percent}% ({needed} of {total} mutants) with the required mutant "
             "killed.")
     head = "<table><thead><tr>{}</tr></thead><tbody>"
     return "\n".join([
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        f"<title>{ID}: the class</title>", f"<style>{STYLE}</style></head><body>",
-        f"<h1>{ID} {TITLE}: the class</h1>",
+        f"<title>{chapter.id}: the class</title>", f"<style>{STYLE}</style></head><body>",
+        f"<h1>{chapter.id} {chapter.title}: the class</h1>",
         f"<p class='headline' id='passed'><b>{html.escape(headline)}</b></p>",
         f"<p id='summary'>{html.escape(line)}</p>",
         "<h2>The pitfalls the class missed most</h2>",
@@ -219,6 +221,6 @@ def class_page(summary: dict, rows: Sequence) -> str:
         "<h2>Every submission</h2>",
         "<div class='wide'>" + head.format(
             "<th>submission</th><th>verdict</th><th>course tests passed</th>"
-            f"<th>mutants killed</th><th>{REQUIRED_NAMES}</th><th>time</th>"),
+            f"<th>mutants killed</th><th>{chapter.required_names}</th><th>time</th>"),
         *everyone, "</tbody></table></div>",
         "</body></html>"]) + "\n"

@@ -22,17 +22,6 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.chapter import (
-    COMPACT_ID,
-    COURSE_TEST_NAMES,
-    ID,
-    REQUIRED_NAMES,
-    REQUIRED_TESTS,
-    STUDENT_TESTS,
-    THRESHOLD_PERCENT,
-    TITLE,
-    reference_source,
-)
 from harness.errors import OlError
 from harness.grade import catalog, mutation
 from harness.grade.course import in_words, needed
@@ -42,7 +31,6 @@ from harness.run.judge import Status
 AUDIENCES = ("student", "staff")
 STUDENT_FILES = ("results.json", "junit.xml", "mutation.html")
 STAFF_FILES = (*STUDENT_FILES, "mutation.json")
-REFERENCE_PATH = "impl/radix.py"
 
 # How a platform scores a submission. The points are all on the verdict row; every other row
 # is a check, passed or failed, that shows what is missing.
@@ -51,16 +39,17 @@ POINTS = 40      # what a submission can earn
 PASS_MARK = 30   # --scoring rate: a pass with exactly the kills needed
 
 
-def points(passed: bool, kills: int, total: int, scoring: str = "pass") -> float:
+def points(passed: bool, kills: int, total: int, percent: int, scoring: str = "pass") -> float:
     """What a submission earns of POINTS, from `ol check`'s verdict and its kills of ``total``
-    mutants. ``pass`` (the default): all of them when the check passes, none otherwise.
-    ``rate``: a pass earns PASS_MARK at the threshold and the rest in proportion to the kills
-    beyond it (30 at 13 of 18, 2 more per kill, 40 at 18); a fail earns none."""
+    mutants, of which ``percent`` are needed. ``pass`` (the default): all of them when the
+    check passes, none otherwise. ``rate``: a pass earns PASS_MARK at the threshold and the
+    rest in proportion to the kills beyond it (at 70%: 30 at 13 of 18, 2 more per kill, 40 at
+    18); a fail earns none."""
     if not passed:
         return 0
     if scoring == "pass":
         return POINTS
-    least = needed(total)
+    least = needed(total, percent)
     share = (kills - least) / (total - least) if total > least else 1
     return round(PASS_MARK + (POINTS - PASS_MARK) * min(max(share, 0), 1), 2)
 
@@ -177,7 +166,8 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float,
     row is a check that passed or failed; the points are the verdict row's (see ``points``)."""
     tests = []
     course = {record.name: record for record in result.course.records} if result.course else {}
-    for number, name in enumerate(COURSE_TEST_NAMES, 1):
+    chapter = result.chapter
+    for number, name in enumerate(chapter.course_test_names, 1):
         record = course.get(name)
         passed = record is not None and record.outcome == "passed"
         said = ("passed" if passed else
@@ -185,10 +175,11 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float,
                 if record is None else f"{record.outcome}: {message(record, 40)}")
         tests.append(row(f"course test {name}", passed, said, f"1.{number}", "course"))
     missing = result.missing_names
-    required = in_words(len(REQUIRED_TESTS))
+    required = in_words(len(chapter.required_tests))
     tests.append(row(f"the {required} required test names", not missing,
                      f"all {required} present" if not missing else
-                     f"missing: {', '.join(missing)} (all of {', '.join(REQUIRED_TESTS)})",
+                     f"missing: {', '.join(missing)} "
+                     f"(all of {', '.join(chapter.required_tests)})",
                      "2.1", "your tests"))
     graded = result.graded
     for number, done in enumerate(result.mutants, 1):
@@ -197,7 +188,8 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float,
                 "not graded: your tests are invalid on a correct tree (see the output)")
         tests.append(row(f"mutant {done.mutant.id}: {done.mutant.title}", killed, said,
                          f"3.{number}", "mutants"))
-    earned = points(result.passed, result.kills, len(result.mutants), scoring)
+    earned = points(result.passed, result.kills, len(result.mutants),
+                    chapter.threshold_percent, scoring)
     tests.append(row("verdict of ol check", result.passed, verdict, "4.1", "verdict")
                  | {"score": earned, "max_score": POINTS})
     return {
@@ -230,7 +222,8 @@ def prairielearn(result: Check, terminal: str, verdict: str, seconds: float,
     tests = [{"name": test["name"], "points": test.get("score", 0),
               "max_points": test.get("max_score", 0), "message": test["status"],
               "output": test["output"]} for test in rows]
-    earned = points(result.passed, result.kills, len(result.mutants), scoring)
+    earned = points(result.passed, result.kills, len(result.mutants),
+                    result.chapter.threshold_percent, scoring)
     results = {"gradable": True, "score": round(earned / POINTS, 4),
                "message": verdict,
                "output": terminal, "tests": tests}
@@ -260,11 +253,12 @@ def junit(result: Check) -> str:
     """The course tests as a JUnit XML test suite."""
     run = result.course
     records = {record.name: record for record in run.records} if run else {}
-    suite = ElementTree.Element("testsuite", name=f"{ID} course tests")
+    chapter = result.chapter
+    suite = ElementTree.Element("testsuite", name=f"{chapter.id} course tests")
     failures = errors = 0
-    for name in COURSE_TEST_NAMES:
+    for name in chapter.course_test_names:
         record = records.get(name)
-        case = ElementTree.SubElement(suite, "testcase", classname=f"{COMPACT_ID}.course",
+        case = ElementTree.SubElement(suite, "testcase", classname=f"{chapter.compact_id}.course",
                                       name=name, time=f"{record.seconds:.3f}" if record else "0")
         if record is None:
             errors += 1
@@ -277,7 +271,7 @@ def junit(result: Check) -> str:
             failure = ElementTree.SubElement(case, "failure", type=record.exception or "",
                                              message=message(record, 1))
             failure.text = record.text
-    suite.set("tests", str(len(COURSE_TEST_NAMES)))
+    suite.set("tests", str(len(chapter.course_test_names)))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
     suite.set("time", f"{run.seconds:.3f}" if run else "0")
@@ -289,7 +283,8 @@ def junit(result: Check) -> str:
 
 def stryker(result: Check) -> dict:
     """The mutation testing report (schemaVersion 2) of the student's tests on the mutants."""
-    source = reference_source()
+    chapter = result.chapter
+    source = chapter.reference_source()
     mutants = []
     for done in result.mutants:
         mutant = done.mutant
@@ -310,10 +305,11 @@ def stryker(result: Check) -> dict:
     tests = [{"id": name, "name": name} for name in result.names]
     return {
         "schemaVersion": "2",
-        "thresholds": {"high": THRESHOLD_PERCENT, "low": THRESHOLD_PERCENT},
+        "thresholds": {"high": chapter.threshold_percent, "low": chapter.threshold_percent},
         "projectRoot": ".",
-        "files": {REFERENCE_PATH: {"language": "python", "source": source, "mutants": mutants}},
-        "testFiles": {STUDENT_TESTS.as_posix(): {"tests": tests}},
+        "files": {chapter.shown(chapter.reference): {"language": "python", "source": source,
+                                                     "mutants": mutants}},
+        "testFiles": {chapter.student_tests.as_posix(): {"tests": tests}},
         "framework": {"name": "ol"},
     }
 
@@ -354,12 +350,13 @@ def page(result: Check, verdict: str, staff: bool, name: str = "") -> str:
     if staff:  # the verdict line speaks to the student; staff read it of the submission
         verdict = verdict.replace("your tests", whose).replace("your tree",
                                                                "the submission's tree")
-    total = len(result.mutants)
+    chapter, total = result.chapter, len(result.mutants)
     met = result.graded and result.rate_met and not result.required_survivors
     if total:
+        percent = chapter.threshold_percent
         score = (f"{result.kills} of {total} mutants killed ({result.kills / total:.0%}); "
-                 f"the bar is {THRESHOLD_PERCENT}% ({needed(total)} of {total}) with "
-                 f"{REQUIRED_NAMES} killed")
+                 f"the bar is {percent}% ({needed(total, percent)} of {total}) with "
+                 f"{chapter.required_names} killed")
     else:
         score = f"{whose} were not run on the mutants"
     rows = []
@@ -377,13 +374,13 @@ def page(result: Check, verdict: str, staff: bool, name: str = "") -> str:
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        f"<title>{html.escape(title)} ({ID})</title>",
+        f"<title>{html.escape(title)} ({chapter.id})</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
         f"<p>{html.escape(verdict)}</p>",
         *course_section(result),
         *invalid_section(result, whose),
-        f"<h2>{ID} {TITLE}: {whose} against the planted mutants</h2>",
+        f"<h2>{chapter.id} {chapter.title}: {whose} against the planted mutants</h2>",
         f"<p class='score {'met' if met else 'unmet'}'>{html.escape(score)}</p>",
     ]
     if not result.graded and total:
@@ -399,7 +396,7 @@ def page(result: Check, verdict: str, staff: bool, name: str = "") -> str:
 
 def staff_sections(result: Check) -> list[str]:
     """The reference with each mutant's lines marked, and every mutant's diff."""
-    source = reference_source().splitlines()
+    source = result.chapter.reference_source().splitlines()
     marks: dict[int, list[str]] = {}
     for done in result.mutants:
         for line in changed_lines(done.mutant.patch):
@@ -432,7 +429,7 @@ def course_section(result: Check) -> list[str]:
         return []
     records = {record.name: record for record in result.course.records}
     rows = []
-    for name in COURSE_TEST_NAMES:
+    for name in result.chapter.course_test_names:
         record = records.get(name)
         state = ("not run" if record is None else "pass" if record.outcome == "passed"
                  else "FAIL")

@@ -10,17 +10,10 @@ import io
 from collections.abc import Sequence
 from typing import TextIO
 
-from harness.chapter import (
-    CORRECT_TREES,
-    COURSE_TEST_NAMES,
-    ID,
-    REQUIRED_NAMES,
-    REQUIRED_TEST_HINT,
-    THRESHOLD_PERCENT,
-)
+from harness.chapter import Chapter
 from harness.grade import grading, mutation
 from harness.grade.course import needed
-from harness.grade.workspace import RADIX_FILE, TEST_FILE, Workspace, unrooted
+from harness.grade.workspace import Workspace, unrooted
 from harness.run.judge import RunResult, Status
 
 
@@ -46,10 +39,10 @@ def listing(names: Sequence[str], most: int = 3) -> str:
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
-def print_course(run: RunResult, out: TextIO | None = None) -> None:
+def print_course(run: RunResult, chapter: Chapter, out: TextIO | None = None) -> None:
     records = {record.name: record for record in run.records}
     rows, failures = [], []
-    for name in COURSE_TEST_NAMES:
+    for name in chapter.course_test_names:
         record = records.get(name)
         if record is None:
             state = run.status.value if run.status is not Status.OK else "not run"
@@ -62,7 +55,7 @@ def print_course(run: RunResult, out: TextIO | None = None) -> None:
     if run.status is not Status.OK:
         print(f"  the run did not finish ({run.status.value}): {run.detail}", file=out)
     for record in failures:
-        lines = 60 if record.name == COURSE_TEST_NAMES[-1] else 6
+        lines = 60 if record.name == chapter.model_test else 6
         said = grading.message(record, lines)
         named = said.startswith(f"{record.exception}:")  # the exception names itself once
         print(f"\n  {short(record.name)} failed{'' if named else f' ({record.exception})'}:",
@@ -74,11 +67,11 @@ def print_course(run: RunResult, out: TextIO | None = None) -> None:
 def verdict(result: grading.Check, option: str, platform: bool = False) -> str:
     """One line: PASSED, or what is wrong and what to do first. On a course platform
     (``platform``) the next step is to submit again, never a command."""
-    total = len(result.mutants)
+    chapter, total = result.chapter, len(result.mutants)
     if result.passed:
         done = (f"PASSED: the course tests pass and your tests kill {result.kills} of {total} "
-                f"mutants, {REQUIRED_NAMES} among them.")
-        return done if platform else f"{done} Next: `ol diff {ID}{option}`."
+                f"mutants, {chapter.required_names} among them.")
+        return done if platform else f"{done} Next: `ol diff {chapter.id}{option}`."
     wrong, todo = [], []
     if not result.course_passed:
         wrong.append("course tests fail")
@@ -91,11 +84,12 @@ def verdict(result: grading.Check, option: str, platform: bool = False) -> str:
         todo.append(f"add {', '.join(result.missing_names)}")
     if result.mutants and result.required_survivors:
         wrong.append(f"{' and '.join(result.required_survivors)} survives")
-        todo.append(REQUIRED_TEST_HINT)
+        todo.append(chapter.required_test_hint)
     if result.mutants and not result.rate_met:
-        wrong.append(f"{result.kills} of {total} mutants killed, {needed(total)} needed")
+        wrong.append(f"{result.kills} of {total} mutants killed, "
+                     f"{needed(total, chapter.threshold_percent)} needed")
         todo.append("read the hints of the survivors")
-    again = "submit again" if platform else f"run `ol check {ID}{option}`"
+    again = "submit again" if platform else f"run `ol check {chapter.id}{option}`"
     return f"NOT PASSED: {'; '.join(wrong)}. Next: {todo[0]}, then {again}."
 
 
@@ -107,9 +101,9 @@ def show_check(result: grading.Check, workspace: Workspace,
     grader's, and no command is suggested that the platform does not have."""
     if platform:  # the student's own names; the grader's folders taken out of every message
         text = io.StringIO()
-        write_check(result, RADIX_FILE.as_posix(), TEST_FILE.as_posix(), None, text, missed,
-                    audience)
-        print(unrooted(text.getvalue()), end="", file=out)
+        write_check(result, workspace.chapter.implementation.as_posix(),
+                    workspace.chapter.student_tests.as_posix(), None, text, missed, audience)
+        print(unrooted(text.getvalue(), workspace.chapter), end="", file=out)
     else:
         write_check(result, str(workspace.radix), str(workspace.tests), workspace.option(), out,
                     missed, audience)
@@ -122,9 +116,11 @@ def write_check(result: grading.Check, radix: str, tests: str, option: str | Non
     def say(line: str = "") -> None:
         print(line, file=out)
 
-    say(f"ol check {ID}{option or ''}\n\n1. The course tests against your tree ({radix}):")
-    print_course(result.course, out)
-    say(f"\n2. Your tests ({tests}) on {len(CORRECT_TREES)} correct trees:")
+    chapter = result.chapter
+    say(f"ol check {chapter.id}{option or ''}\n\n1. The course tests against your tree "
+        f"({radix}):")
+    print_course(result.course, chapter, out)
+    say(f"\n2. Your tests ({tests}) on {len(chapter.correct_trees)} correct trees:")
     if result.on_reference is not None:
         say(f"  {len(result.on_reference.records)} tests; " + "; ".join(
             f"on {where}: {tally(run)}" for where, run in result.correct_runs))
@@ -145,7 +141,7 @@ def write_check(result: grading.Check, radix: str, tests: str, option: str | Non
             for line in coverage.missed() or ["every line and branch runs"]:
                 say(f"    {line}")
         elif coverage is not None and coverage.missed() and option is not None:
-            say(f"    `ol check {ID}{option} --missed` lists what they never run")
+            say(f"    `ol check {chapter.id}{option} --missed` lists what they never run")
     if result.mutants:
         graded = "" if result.graded else " (provisional: without the invalid tests)"
         say(f"\n3. Your tests against the {len(result.mutants)} planted mutants{graded}:")
@@ -162,10 +158,12 @@ def mutant_state(result: grading.Check, done: mutation.MutantResult) -> str:
 
 
 def kill_rate(result: grading.Check) -> str:
-    total = len(result.mutants)
+    chapter, total = result.chapter, len(result.mutants)
+    percent = chapter.threshold_percent
     state = "killed" if not result.required_survivors else "SURVIVED (required)"
     return (f"kill rate {result.kills} of {total} = {result.kills / total:.0%} "
-            f"(needs {THRESHOLD_PERCENT}%: {needed(total)} of {total}); {REQUIRED_NAMES} {state}")
+            f"(needs {percent}%: {needed(total, percent)} of {total}); "
+            f"{chapter.required_names} {state}")
 
 
 def tally(run: RunResult) -> str:
