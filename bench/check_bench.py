@@ -149,8 +149,10 @@ def test_calls():
 def proxy_calls(calls: int) -> None:
     """Seconds per call through the proxy of a sandboxed run, and beside the tests."""
     from harness.chapter import find
+    from harness.grade.course import contract
 
-    reference_source = find("ds.07").reference_source
+    chapter = find("ds.07")
+    reference_source, CONTRACT = chapter.reference_source, contract(chapter)
 
     with tempfile.TemporaryDirectory(prefix="ol-bench-") as folder:
         test = Path(folder) / "test_calls.py"
@@ -159,7 +161,7 @@ def proxy_calls(calls: int) -> None:
         with Engine() as engine:
             mode = engine.sandbox.mode
             for label, proxy in (("proxied", ()), ("in-process", None)):
-                suite = Suite(files=(test,), proxy=proxy, ours=proxy is None)
+                suite = Suite(contract=CONTRACT, files=(test,), proxy=proxy, ours=proxy is None)
                 run = engine.run(suite, reference_source(), timeout=600, trusted=True)
                 text = run.records[0].text if run.records else ""
                 found = [line for line in text.splitlines() if "PER-CALL " in line]

@@ -50,7 +50,7 @@ from harness.grade import catalog, mutation
 from harness.grade.syntax import parse
 from harness.run.engine import Engine
 from harness.run.judge import RunResult, Status
-from harness.run.layout import Suite, clean_environment, copy_item, write_package
+from harness.run.layout import Suite, clean_environment, copy_item, write_module
 from harness.run.measure import Coverage
 
 COVERAGE_LIMIT = 1800.0  # seconds the measured run of the suite may take
@@ -223,7 +223,7 @@ def split_coverage(coverage: Coverage, lines: set[int]) -> tuple[Coverage, Cover
 
 
 def lay_out(folder: Path, target: Target) -> None:
-    write_package(folder, target.source)
+    write_module(folder, target.suite.contract.path, target.source)
     (folder / "tests").mkdir()
     for item in target.suite.files:
         copy_item(item, folder / "tests" / item.name)

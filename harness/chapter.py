@@ -33,6 +33,8 @@ class Chapter:
     exports: tuple[str, ...]  # the names the tests may import from the module
     methods: tuple[str, ...]
     properties: tuple[str, ...]
+    proxy: Path              # the module a run's tests import in the tree's place
+    calls: Path              # what answers the proxy's calls beside the tree
     student_tests: Path      # the student's test file, relative to their workspace
     # the material
     reference: Path
@@ -115,6 +117,7 @@ def _chapter(manifest: Path, data: dict) -> Chapter:
         module=contract["module"], class_name=contract["class"],
         exports=tuple(contract["exports"]), methods=tuple(contract["methods"]),
         properties=tuple(contract.get("properties", ())),
+        proxy=path(contract["proxy"]), calls=path(contract["calls"]),
         student_tests=Path(contract["tests"]),
         reference=path(material["reference"]),
         correct_trees=tuple((str(label), path(file)) for label, file

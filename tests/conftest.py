@@ -19,10 +19,12 @@ from pathlib import Path
 import pytest
 
 from harness.chapter import find
+from harness.grade.course import contract
 from harness.run import cgroups, sandbox
 from harness.run.engine import Engine
 
 DS07 = find("ds.07")  # the chapter these tests are about, as ol loads it from its manifest
+CONTRACT = contract(DS07)  # what its runs import: tl_ds.radix, a RadixTree
 REFERENCE = DS07.reference
 
 

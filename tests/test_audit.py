@@ -10,7 +10,7 @@ import io
 from pathlib import Path
 
 import pytest
-from conftest import DS07, RUNS, git_status
+from conftest import CONTRACT, DS07, RUNS, git_status
 
 from harness import audit
 from harness.errors import OlError
@@ -22,7 +22,8 @@ DATA = Path(__file__).parent / "data" / "audit"
 
 def run(tests: str, equivalents: Path = DATA / "equivalent.toml") -> tuple[audit.Audit, str]:
     target = audit.Target((DATA / "tiny_radix.py").read_text(encoding="utf-8"),
-                          Suite(files=(DATA / tests,)), equivalents, "tiny_radix.py", DS07)
+                          Suite(contract=CONTRACT, files=(DATA / tests,)), equivalents,
+                          "tiny_radix.py", DS07)
     lines: list[str] = []
     result = audit.audit(RUNS, target, 2, lines.append)
     out = io.StringIO()

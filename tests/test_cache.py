@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import DS07, RUNS
+from conftest import CONTRACT, DS07, RUNS
 from test_ol import ol_run
 
 import ol
@@ -150,7 +150,7 @@ def tiny_suite(tmp_path: Path) -> Suite:
     test = tmp_path / "test_tiny.py"
     test.write_text("from tl_ds.radix import RadixTree\n\n"
                     "def test_granule():\n    assert RadixTree(3).granule == 3\n")
-    return Suite(files=(test,))
+    return Suite(contract=CONTRACT, files=(test,))
 
 
 TREE = "class RadixTree:\n    def __init__(self, granule):\n        self.granule = granule\n"
@@ -198,7 +198,7 @@ def test_a_run_decided_by_a_timeout_is_kept_only_when_it_timed_out_twice(tmp_pat
     engine.runner = RUNS.current()
     test = tmp_path / "test_slow.py"
     test.write_text("import time\n\ndef test_slow():\n    time.sleep(30)\n")
-    suite = Suite(files=(test,))
+    suite = Suite(contract=CONTRACT, files=(test,))
     first = engine.run(suite, TREE, timeout=60, test_limit=1.0)
     assert first.decided_by_timeout and not list((tmp_path / "cache").rglob("*.json"))
     engine.run(suite, TREE, timeout=60, test_limit=1.0, again=True)

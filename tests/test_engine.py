@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from conftest import RUNS
+from conftest import CONTRACT, RUNS
 
 from harness.run.engine import Engine
 from harness.run.judge import Status
@@ -20,7 +20,7 @@ def suite_of(tmp_path, body: str, name: str = "test_suite.py", **files: str) -> 
     (folder / name).write_text(textwrap.dedent(body), encoding="utf-8")
     for file_name, text in files.items():
         (folder / file_name).write_text(textwrap.dedent(text), encoding="utf-8")
-    return Suite(files=tuple(sorted(folder.iterdir())))
+    return Suite(contract=CONTRACT, files=tuple(sorted(folder.iterdir())))
 
 
 def run(tmp_path, body: str, implementation: str = TREE, timeout: float = 60,

@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import DS07, RUNS
+from conftest import CONTRACT, DS07, RUNS
 from test_hostile import REFERENCE, WEAK_TESTS, grade, honest, killed, workspace  # noqa: F401
 
 import ol
@@ -55,7 +55,7 @@ def inside_run(tmp_path: Path, body: str, tree: str = REFERENCE, ours: bool = Tr
                prelude: str = ""):
     test = tmp_path / "test_inside.py"
     test.write_text(prelude + textwrap.dedent(body), encoding="utf-8")
-    return RUNS.run(Suite(files=(test,), proxy=(), ours=ours), tree, timeout=120,
+    return RUNS.run(Suite(contract=CONTRACT, files=(test,), proxy=(), ours=ours), tree, timeout=120,
                     trusted=tree == REFERENCE)
 
 
@@ -140,8 +140,8 @@ def test_the_course_side_imports_nothing_from_a_place_a_submission_could_write(t
             assert writable == []
         '''), encoding="utf-8")
     suite = mutation.course_suite(DS07, "course", proxy=True)
-    suite = Suite(files=(*suite.files, check), support=suite.support, env=suite.env,
-                  proxy=suite.proxy, ours=True)
+    suite = Suite(contract=CONTRACT, files=(*suite.files, check), support=suite.support,
+                  env=suite.env, proxy=suite.proxy, ours=True)
     run = RUNS.run(suite, REFERENCE, timeout=600)
     assert run.all_passed, run.output
     assert any("where_modules_come_from" in record.nodeid for record in run.records)

@@ -19,8 +19,6 @@ from harness.chapter import ROOT, Chapter, load, manifests
 from harness.grade import syntax
 from harness.grade.mutation import placebo as placebo_source
 from harness.grade.scan import scan
-from harness.run.layout import PROXY
-from harness.run.sandbox import PAYLOAD
 
 # (the package whose modules are checked, the packages they must not import)
 RULES = (
@@ -115,11 +113,11 @@ def literal(path: Path, name: str):
 def test_the_stub_and_the_proxy_offer_exactly_the_chapters_methods():
     names = set(DS07.methods) | set(DS07.properties)
     assert contract_names(class_members(DS07.stub)) == names
-    assert contract_names(class_members(PROXY)) == names
+    assert contract_names(class_members(DS07.proxy)) == names
 
 
-def test_the_tree_server_answers_exactly_the_chapters_calls():
-    calls = set(literal(PAYLOAD / "tree_server.py", "CALLS"))
+def test_the_tree_side_answers_exactly_the_chapters_calls():
+    calls = set(literal(DS07.calls, "CALLS"))
     assert calls == (set(DS07.methods) - {"__init__"}) | set(DS07.properties)
 
 

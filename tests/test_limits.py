@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import DS07, RUNS
+from conftest import CONTRACT, DS07, RUNS
 from test_isolation import inside_run
 
 import ol
@@ -249,7 +249,8 @@ def test_a_test_stopped_at_its_time_limit_is_told_the_limit(tmp_path):
     test = tmp_path / "test_slow.py"
     test.write_text("import time\n\ndef test_slow():\n    time.sleep(30)\n")
     from harness.run.layout import Suite
-    run = RUNS.run(Suite(files=(test,)), REFERENCE, timeout=60, test_limit=1.0, trusted=True)
+    run = RUNS.run(Suite(contract=CONTRACT, files=(test,)), REFERENCE, timeout=60,
+                   test_limit=1.0, trusted=True)
     [record] = run.records
     assert "ran past its time limit of 1 s" in record.text, record.text
 

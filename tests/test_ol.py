@@ -24,7 +24,7 @@ from pathlib import Path
 from types import NoneType
 
 import pytest
-from conftest import DS07, git_status, interrupt
+from conftest import CONTRACT, DS07, git_status, interrupt
 
 import ol
 from harness.chapter import ROOT
@@ -839,7 +839,7 @@ def test_course_tests_that_do_not_import_are_the_graders_fault_not_the_students(
     broken = tmp_path / "test_ds07_radix.py"
     broken.write_text("import tree_wire_that_is_not_installed\n")
     monkeypatch.setattr(mutation, "course_suite",
-                        lambda *args, **kwargs: Suite(files=(broken,), proxy=()))
+                        lambda *args, **kwargs: Suite(contract=CONTRACT, files=(broken,), proxy=()))
     for command in ("check", "diff"):
         code, out, err = ol_run(command, "ds.07", "--workspace", workspace)
         assert code == ol.ExitCode.INTERNAL and "Traceback" not in out + err

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from conftest import DS07, RUNS
+from conftest import CONTRACT, DS07, RUNS
 
 from harness import audit
 from harness.grade import catalog, mutation
@@ -31,7 +31,7 @@ def replay_text(record) -> str:
 def replay_on(folder, text: str, source: str):
     test = folder / "test_pasted.py"
     test.write_text(text, encoding="utf-8")
-    return RUNS.run(Suite(files=(test,)), source, timeout=120)
+    return RUNS.run(Suite(contract=CONTRACT, files=(test,)), source, timeout=120)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import DS07, RUNS
+from conftest import CONTRACT, DS07, RUNS
 from test_isolation import WRITABLE
 from test_uid import worker_function
 
@@ -62,8 +62,8 @@ def sandboxed_run(tmp_path: Path, body: str, engine: Engine = RUNS) -> RunResult
     tmp_path.mkdir(parents=True, exist_ok=True)
     test = tmp_path / "test_inside.py"
     test.write_text(textwrap.dedent(body), encoding="utf-8")
-    return engine.run(Suite(files=(test,), proxy=()), DS07.reference_source(), timeout=120,
-                      trusted=True)
+    return engine.run(Suite(contract=CONTRACT, files=(test,), proxy=()),
+                      DS07.reference_source(), timeout=120, trusted=True)
 
 
 @needs_bwrap
@@ -212,8 +212,9 @@ def test_in_the_uid_sandbox_the_trees_coverage_is_measured(tmp_path):
             assert tree.match_prefix([1, 2])[0] == 2
         """), encoding="utf-8")
     with Engine("uid") as engine:
-        run = engine.run(Suite(files=(test,), proxy=(), ours=False, measure=True),
-                         DS07.reference_source(), timeout=120, trusted=False)
+        run = engine.run(Suite(contract=CONTRACT, files=(test,), proxy=(), ours=False,
+                               measure=True), DS07.reference_source(), timeout=120,
+                         trusted=False)
     assert run.all_passed, run.output
     assert run.coverage is not None and not run.coverage.error, run.coverage
     assert 0 < run.coverage.covered_lines < run.coverage.statements

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from harness.chapter import Chapter
 from harness.errors import OlError
+from harness.run.layout import Contract
 
 WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
@@ -26,6 +27,12 @@ def needed(total: int, percent: int) -> int:
     """The fewest kills out of ``total`` that meet the threshold."""
     return next(killed for killed in range(total + 1)
                 if meets_threshold(killed, total, percent))
+
+
+def contract(chapter: Chapter) -> Contract:
+    """What a run of the chapter imports and its tree must be."""
+    return Contract(module=chapter.module, cls=chapter.class_name, exports=chapter.exports,
+                    proxy=chapter.proxy, calls=chapter.calls)
 
 
 @dataclass(frozen=True)

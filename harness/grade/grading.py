@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from harness.chapter import Chapter
 from harness.errors import OlFault
 from harness.grade import catalog, mutation
-from harness.grade.course import meets_threshold
+from harness.grade.course import contract, meets_threshold
 from harness.grade.scan import Flag, allowed, scan
 from harness.grade.workspace import Workspace, no_tests, stub_source
 from harness.run.engine import Engine, cores, run_together
@@ -94,7 +94,7 @@ class TddReport:
 def tree_source(engine: Engine, workspace: Workspace) -> str:
     """The student's implementation, after proving in a confined process that it imports."""
     text = workspace.radix_text()
-    problem = engine.probe_import(text)
+    problem = engine.probe_import(text, contract(workspace.chapter))
     if problem is not None:
         raise workspace.does_not_import(problem)
     return text

@@ -16,6 +16,7 @@ from typing import TypeVar
 from harness.chapter import Chapter
 from harness.errors import OlError
 from harness.grade.catalog import Mutant
+from harness.grade.course import contract
 from harness.run.engine import Engine, run_together
 from harness.run.judge import RunResult, Status
 from harness.run.layout import Suite
@@ -65,7 +66,8 @@ def course_suite(chapter: Chapter, profile: str = "course", proxy: bool = False,
     env = {"OL_HYPOTHESIS_PROFILE": profile}
     if call_limit is not None:
         env["OL_CALL_LIMIT"] = str(call_limit)  # seconds one call to a proxied tree may take
-    return Suite(files=files, support=(chapter.model,), env=env, ours=True,
+    return Suite(files=files, contract=contract(chapter), support=(chapter.model,), env=env,
+                 ours=True,
                  proxy=(chapter.course_views,) if proxy else None)
 
 

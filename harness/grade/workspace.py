@@ -21,7 +21,7 @@ from pathlib import Path
 from harness.chapter import Chapter
 from harness.errors import OlError
 from harness.grade.catalog import load_catalog
-from harness.grade.course import in_words
+from harness.grade.course import contract, in_words
 from harness.grade.syntax import parse
 from harness.run.layout import Suite
 
@@ -234,7 +234,8 @@ class Workspace:
                           "that line, then submit again.") from None
         if not names_a_test(source):
             raise no_tests(self)
-        return Suite(files=(self.tests,), proxy=())  # trees only behind the proxy
+        # trees only behind the proxy
+        return Suite(files=(self.tests,), contract=contract(self.chapter), proxy=())
 
 
 def names_a_test(source: str) -> bool:

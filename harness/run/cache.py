@@ -35,7 +35,7 @@ from importlib import metadata
 from pathlib import Path
 
 from harness.run.judge import RunResult, Status, TestRecord
-from harness.run.layout import Suite
+from harness.run.layout import Contract, Suite
 from harness.run.measure import Coverage
 
 FORMAT = 2  # the layout of an entry; another layout is another key
@@ -112,15 +112,18 @@ class RunCache:
     def key(self, suite: Suite, implementation: str, limits: tuple[float, float],
             expected: Iterable[str] | None, trusted: bool, sandbox: str) -> str:
         digest = hashlib.sha256(ol_version().encode())
+        contract = suite.contract
         for label, items in (("files", suite.files), ("support", suite.support),
-                             ("views", suite.proxy or ())):
+                             ("views", suite.proxy or ()),
+                             ("contract", (contract.proxy, contract.calls))):
             digest.update(label.encode())
             for item in items:
                 add_tree(digest, item)
         fixed = {"env": dict(sorted(suite.env.items())), "proxy": suite.proxy is not None,
                  "measure": suite.measure, "ours": suite.ours, "limits": list(limits),
                  "expected": None if expected is None else sorted(expected),
-                 "trusted": trusted, "sandbox": sandbox}
+                 "trusted": trusted, "sandbox": sandbox,
+                 "module": [contract.module, contract.cls, list(contract.exports)]}
         digest.update(json.dumps(fixed, sort_keys=True).encode())
         digest.update(b"\0tree\0" + implementation.encode())
         return digest.hexdigest()
@@ -186,9 +189,10 @@ class RunCache:
         except OSError:
             return
 
-    def probe_key(self, implementation: str, sandbox: str) -> str:
+    def probe_key(self, implementation: str, contract: Contract, sandbox: str) -> str:
         digest = hashlib.sha256(ol_version().encode())
-        digest.update(f"\0probe\0{sandbox}\0".encode() + implementation.encode())
+        digest.update(f"\0probe\0{sandbox}\0{contract.module}\0{contract.cls}\0".encode()
+                      + implementation.encode())
         return digest.hexdigest()
 
 

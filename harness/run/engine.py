@@ -1,4 +1,4 @@
-"""Run a pytest suite against one implementation of ``tl_ds.radix`` and say what happened.
+"""Run a pytest suite against one implementation of a contract's module and say what happened.
 
 An ``Engine`` is where one command's runs happen: the sandbox, chosen once, and one warm
 worker that forks every run (or a fresh worker per run, in strict isolation). A command
@@ -23,7 +23,7 @@ from harness.errors import OlFault
 from harness.run import sandbox
 from harness.run.cache import RunCache
 from harness.run.judge import RunResult, Status, judge
-from harness.run.layout import Suite, lay_out, probe_side, read_coverage
+from harness.run.layout import Contract, Suite, lay_out, probe_side, read_coverage
 from harness.run.process import RUN_CAPS, Ended, Runner, WorkerLost
 
 PROBE_LIMIT = 30.0  # seconds importing a tree may take
@@ -85,7 +85,7 @@ class Engine:
             cancel: threading.Event | None = None, trusted: bool = False,
             again: bool = False, on_test: Callable[[str, str], None] | None = None,
             ) -> RunResult:
-        """Run ``suite`` with ``implementation`` (the text of a radix.py) as ``tl_ds.radix``.
+        """Run ``suite`` with ``implementation`` (a module's text) as its contract's module.
 
         ``trusted`` says the implementation is ours (the reference, a mutant, the stub), not
         a submission's. The whole run is killed past ``timeout`` seconds; a single test past
@@ -150,28 +150,28 @@ class Engine:
         finally:
             shutil.rmtree(run, ignore_errors=True)
 
-    def probe_import(self, implementation: str) -> str | None:
-        """Import ``implementation`` as ``tl_ds.radix`` in a confined process: None, or why
-        not (kept in the cache, when there is one)."""
+    def probe_import(self, implementation: str, contract: Contract) -> str | None:
+        """Import ``implementation`` as the contract's module in a confined process: None,
+        or why not (kept in the cache, when there is one)."""
         if self.cache is None:
-            return self.probe_now(implementation)
-        key = self.cache.probe_key(implementation, self.sandbox.mode)
+            return self.probe_now(implementation, contract)
+        key = self.cache.probe_key(implementation, contract, self.sandbox.mode)
         kept = self.cache.get_probe(key)
         if kept is not None:
             return kept[0]
-        problem = self.probe_now(implementation)
+        problem = self.probe_now(implementation, contract)
         if not (problem or "").startswith("importing it takes more than"):
             self.cache.put_probe(key, problem)
         return problem
 
-    def probe_now(self, implementation: str) -> str | None:
-        return again_once(lambda: self.probe_once(implementation))
+    def probe_now(self, implementation: str, contract: Contract) -> str | None:
+        return again_once(lambda: self.probe_once(implementation, contract))
 
-    def probe_once(self, implementation: str) -> str | None:
+    def probe_once(self, implementation: str, contract: Contract) -> str | None:
         runner = self.current()
         run = runner.new_folder()
         try:
-            probe = probe_side(run, implementation, PROBE_LIMIT)
+            probe = probe_side(run, implementation, contract, PROBE_LIMIT)
             runner.hand_over(probe.root, untrusted=True)
             ended = runner.run(probe, None, PROBE_LIMIT, None)
         finally:

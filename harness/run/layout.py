@@ -4,12 +4,15 @@ Every run gets a folder of its own, made fresh and removed afterwards (run/proce
 starts each side confined as run/sandbox.py says)::
 
     run/test/pytest.ini       our configuration (the only one pytest reads)
-    run/test/impl/tl_ds/      the tree itself (our own suites on our own trees), or the
-                              proxy (tree_proxy.py) to the tree side
-    run/test/support/         ol_recorder.py and whatever the suite imports besides
+    run/test/impl/<package>/  the contract's module (tl_ds/radix.py, say): the tree itself
+                              (our own suites on our own trees), or the chapter's proxy to
+                              the tree side
+    run/test/support/         ol_recorder.py, the proxy's channel (tree_proxy.py) and
+                              whatever the suite imports besides
     run/test/tests/           copies of the suite's files
     run/test/home/            HOME, TMPDIR and the working directory of the tests
-    run/tree/tree/tl_ds/      the tree behind the proxy; views/ the course machine's views
+    run/tree/tree/<package>/  the tree behind the proxy; calls/ the chapter's answers to the
+                              proxy's calls; views/ the course machine's views
 
 A suite that is not ours (a student's tests) always reaches its tree through the proxy, so
 it never shares a process, a folder or a view of /proc with any tree.
@@ -28,10 +31,27 @@ from harness.run.process import Side
 from harness.run.sandbox import PAYLOAD
 
 RECORDER = PAYLOAD / "ol_recorder.py"
-PROXY = PAYLOAD / "tree_proxy.py"
+CHANNEL = PAYLOAD / "tree_proxy.py"
 WIRE = PAYLOAD / "tree_wire.py"
 PROBE_COVERAGE = PAYLOAD / "coverage_probe.py"
-STUB = PAYLOAD / "stub_radix.py"  # the tree ol start writes: every method raises
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What a run's tests import and its tree must be: a module, its class and the names it
+    exports; and, for a tree behind the proxy, the module the tests import in its place
+    (``proxy``) and the one that answers its calls on the tree side (``calls``)."""
+
+    module: str                     # "tl_ds.radix"
+    cls: str                        # "RadixTree"
+    exports: tuple[str, ...]
+    proxy: Path
+    calls: Path
+
+    @property
+    def path(self) -> Path:
+        """The module's file in a folder on the path: tl_ds/radix.py."""
+        return Path(*self.module.split(".")).with_suffix(".py")
 
 
 @dataclass(frozen=True)
@@ -39,15 +59,16 @@ class Suite:
     """Test files to copy into ``tests/`` and support files or packages for ``support/``."""
 
     files: tuple[Path, ...]
+    contract: Contract
     support: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
-    # None: the implementation is tl_ds.radix in the test process (only for our own suites
-    # on our own trees). Otherwise tl_ds.radix is the proxy (tree_proxy.py) and the
+    # None: the implementation is the contract's module in the test process (only for our
+    # own suites on our own trees). Otherwise the module is the contract's proxy and the
     # implementation runs on the tree side of the run; a non-empty tuple names the views
     # (the first file is their module) the tree side runs for the course machine, and gives
-    # the proxy its _ol_view method.
+    # the proxy's class its _ol_view method.
     proxy: tuple[Path, ...] | None = None
-    # measure line and branch coverage of the tree's radix.py, on whichever side it runs
+    # measure line and branch coverage of the tree's module, on whichever side it runs
     measure: bool = False
     # the suite is ours (the course's), not a submission's: in the uid sandbox it runs as
     # the grader, out of reach of the submission's tree
@@ -57,12 +78,9 @@ class Suite:
 VIEW_METHOD = """
 
 
-def _ol_view(self, name, *args):
-    return _channel.ask({"tree": self._handle, "view": name, "args": _args(args)},
-                        self._generation)
+from tree_proxy import view as _ol_view
 
-
-RadixTree._ol_view = _ol_view
+{cls}._ol_view = _ol_view
 """
 
 
@@ -81,12 +99,15 @@ def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, f
     test = run / "test"
     support = test / "support"
     support.mkdir(parents=True)
+    contract = suite.contract
     if suite.proxy is None:
-        write_package(test / "impl", implementation)
+        write_module(test / "impl", contract.path, implementation)
     else:
-        proxy = PROXY.read_text(encoding="utf-8") + (VIEW_METHOD if suite.proxy else "")
-        write_package(test / "impl", proxy)
-        shutil.copy(WIRE, support / WIRE.name)
+        proxy = contract.proxy.read_text(encoding="utf-8") + (
+            VIEW_METHOD.format(cls=contract.cls) if suite.proxy else "")
+        write_module(test / "impl", contract.path, proxy)
+        for item in (CHANNEL, WIRE):
+            shutil.copy(item, support / item.name)
     for item in (RECORDER, PROBE_COVERAGE):  # the recorder measures through coverage_probe
         shutil.copy(item, support / item.name)
     for item in suite.support:
@@ -98,7 +119,7 @@ def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, f
     (test / "home").mkdir()
     (test / "pytest.ini").write_text(
         "[pytest]\npythonpath = impl support\ntestpaths = tests\n", encoding="utf-8")
-    measured = test / "impl" / "tl_ds" / "radix.py" if suite.measure and suite.proxy is None \
+    measured = test / "impl" / contract.path if suite.measure and suite.proxy is None \
         else None
     test_side = Side(test, test / "home", clean_environment(test, suite.env), run_limits(timeout),
                      "pytest", tuple(command_line(test, test_limit, measured)),
@@ -106,7 +127,9 @@ def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, f
     if suite.proxy is None:
         return test_side, None
     tree = run / "tree"
-    write_package(tree / "tree", implementation)
+    write_module(tree / "tree", contract.path, implementation)
+    (tree / "calls").mkdir()
+    copy_item(contract.calls, tree / "calls" / contract.calls.name)
     if suite.proxy:
         views = tree / "views"
         views.mkdir()
@@ -117,15 +140,20 @@ def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, f
     coverage.touch()  # the tree side writes its coverage here, the one file it may write
     tree_side = Side(tree, tree / "home", clean_environment(tree, {}), run_limits(timeout),
                      "tree", trusted=trusted, measure=suite.measure,
-                     views=suite.proxy[0].stem if suite.proxy else "", writable=(coverage,))
+                     views=suite.proxy[0].stem if suite.proxy else "", writable=(coverage,),
+                     module=contract.module, cls=contract.cls, exports=contract.exports,
+                     calls=contract.calls.stem)
     return test_side, tree_side
 
 
-def write_package(folder: Path, radix: str) -> None:
-    package = folder / "tl_ds"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("", encoding="utf-8")
-    (package / "radix.py").write_text(radix, encoding="utf-8")
+def write_module(folder: Path, path: Path, text: str) -> None:
+    """``text`` as the module at ``path`` (tl_ds/radix.py) under ``folder``, each package
+    above it with an empty ``__init__.py``."""
+    (folder / path).parent.mkdir(parents=True)
+    for package in path.parents:
+        if package != Path("."):
+            (folder / package / "__init__.py").write_text("", encoding="utf-8")
+    (folder / path).write_text(text, encoding="utf-8")
 
 
 def copy_item(source: Path, target: Path) -> None:
@@ -169,10 +197,11 @@ def command_line(side: Path, test_limit: float, measured: Path | None = None) ->
 
 
 
-def probe_side(run: Path, implementation: str, limit: float) -> Side:
-    """A side that imports ``implementation`` as ``tl_ds.radix`` and says how that went."""
+def probe_side(run: Path, implementation: str, contract: Contract, limit: float) -> Side:
+    """A side that imports ``implementation`` as the contract's module and says how that
+    went."""
     side = run / "tree"
-    write_package(side / "tree", implementation)
+    write_module(side / "tree", contract.path, implementation)
     (side / "home").mkdir()
     return Side(side, side / "home", clean_environment(side, {}), run_limits(limit), "probe",
-                (str(side / "tree"),))
+                (str(side / "tree"), contract.module, contract.cls))

@@ -64,6 +64,12 @@ class Side:
     trusted: bool = False           # our own code only (the uid sandbox runs it as root)
     measure: bool = False           # the tree side measures coverage of its tree
     views: str = ""                 # the module of views the tree side answers, if any
+    # the tree side: the module the tree is, its class, the names it exports, and the module
+    # (in calls/) that answers the proxy's calls
+    module: str = ""
+    cls: str = ""
+    exports: tuple[str, ...] = ()
+    calls: str = ""
     # files under root the side writes for the engine (the tree's coverage); everything
     # else under root is read-only in the bubblewrap sandbox, and cwd is a fresh scratch
     writable: tuple[Path, ...] = ()
@@ -72,6 +78,8 @@ class Side:
         return {"root": str(self.root), "cwd": str(self.cwd), "env": dict(self.env),
                 "limits": dict(self.limits), "main": self.main, "argv": list(self.argv),
                 "trusted": self.trusted, "measure": self.measure, "views": self.views,
+                "module": self.module, "class": self.cls, "exports": list(self.exports),
+                "calls": self.calls,
                 "writable": [str(path) for path in self.writable]}
 
 

@@ -16,7 +16,8 @@ same freshly imported state. Protocol, one JSON object per message:
                                                         processes); nothing of it runs
 
 A SIDE is {"root": folder, "cwd", "env", "limits", "argv", "main": "pytest" | "probe" |
-"tree", "trusted": bool, "measure": bool}. The test side of a run gets the records socket
+"tree", "trusted": bool, "measure": bool, and for the tree side "module", "class",
+"exports", "calls", "views"}. The test side of a run gets the records socket
 as fd 3, the output as fds 1 and 2 and, when the run has a tree side, the control socket
 of the tree's host as fd 4. The tree side is a host process that starts the tree in a
 child of its own on request (tree_server.py), so a hung tree can be replaced.
@@ -274,26 +275,28 @@ def run_side(side: dict) -> int:
         sys.argv = ["pytest", *side["argv"]]
         return int(pytest.main(side["argv"]))
     if main == "probe":
-        return probe(side["argv"][0])
+        return probe(*side["argv"][:3])
     if main == "tree":
         return tree_server.host(socket.socket(fileno=4), side,
                                 isolate_tree if MODE == "ns" else None)
     return 70
 
 
-def probe(package: str) -> int:
-    """Import tl_ds.radix from ``package``; write what happened as one JSON line to fd 3."""
+def probe(package: str, name: str, cls: str) -> int:
+    """Import module ``name`` from the folder ``package``, which must define a class ``cls``;
+    write what happened as one JSON line to fd 3."""
     import traceback
 
     sys.path.insert(0, package)
     try:
-        module = importlib.import_module("tl_ds.radix")
-        tree = getattr(module, "RadixTree", None)
+        module = importlib.import_module(name)
+        tree = getattr(module, cls, None)
         ok = isinstance(tree, type)
-        result = {"ok": ok, "error": "" if ok else "it defines no class RadixTree"}
+        result = {"ok": ok, "error": "" if ok else f"it defines no class {cls}"}
     except BaseException as error:
+        mine = os.path.join(package, *name.split(".")) + ".py"
         frames = [frame for frame in traceback.extract_tb(error.__traceback__)
-                  if frame.filename.endswith("radix.py")]
+                  if frame.filename == mine]
         where = f"line {frames[-1].lineno}: {frames[-1].line}\n" if frames else ""
         said = "".join(traceback.format_exception_only(type(error), error)).rstrip()
         result = {"ok": False, "error": where + said.replace(package + "/", "")}

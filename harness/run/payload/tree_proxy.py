@@ -1,4 +1,8 @@
-"""``tl_ds.radix`` in a run whose tree lives elsewhere: a proxy to the tree's own processes.
+"""The channel to a run's tree, which lives elsewhere: what a chapter's proxy module calls.
+
+A run's tests import the chapter's module (``tl_ds.radix``, say) as a proxy the chapter
+writes (its manifest's ``contract.proxy``): a subclass of ``Remote`` here, one method per
+method of the contract. This module is the channel under it.
 
 The engine starts the tree side of a run beside the tests, not under them: the tests'
 process is neither its parent nor its child, and shares no folder with it. The proxy talks
@@ -22,9 +26,8 @@ import time as _time
 from tree_wire import decode as _decode
 from tree_wire import encode as _encode
 
-__all__ = ["ROOT", "NodeId", "RadixTree"]
+__all__ = ["Remote", "constant", "view"]
 
-NodeId = int
 _CALL_LIMIT = float(_os.environ.get("OL_CALL_LIMIT", "10"))  # seconds for one call
 _HUNG_LIMIT = min(_CALL_LIMIT, 2.0)  # for every call after one has hung: it hangs again
 _SPIN = 0.0003
@@ -42,7 +45,7 @@ class TreeStopped(BaseException):
 
 
 _TreeStopped, _RemoteError = TreeStopped, RemoteError
-del TreeStopped, RemoteError  # the module offers the contract's names only
+del TreeStopped, RemoteError  # raised, never caught by name: no test imports them
 
 
 def _rebuild(reply: dict) -> BaseException:
@@ -159,81 +162,37 @@ class _Channel:
 
 _channel = _Channel()
 _channel.start()
-ROOT: NodeId = _channel.ask({"root": True})
 
 
 def _args(args) -> list:
     return [_encode(arg) for arg in args]
 
 
-class RadixTree:
-    """The RadixTree under test, called across a process boundary."""
+def constant(name: str):
+    """A module-level name of the implementation the contract exports (a constant), as
+    plain data."""
+    return _channel.ask({"const": name})
 
-    def __init__(self, granule: int) -> None:
+
+class Remote:
+    """An object of the implementation's class, called across a process boundary. A
+    chapter's proxy module subclasses it: one method per method of the contract, each a
+    ``_call``, so the class offers the contract's names and nothing else."""
+
+    def __init__(self, *args) -> None:
         with _channel.lock:
             if _channel.data is None:
                 _channel.start()
             self._generation = _channel.generation
-            self._handle = _channel.ask_now({"new": _encode(granule)})
+            self._handle = _channel.ask_now({"new": _args(args)})
 
     def _call(self, name: str, *args):
         return _channel.ask({"tree": self._handle, "call": name, "args": _args(args)},
                             self._generation)
 
-    @property
-    def granule(self) -> int:
-        return self._call("granule")
 
-    def __len__(self) -> int:
-        return self._call("__len__")
-
-    def __repr__(self) -> str:
-        return f"RadixTree(proxy of tree {self._handle})"
-
-    def is_empty(self) -> bool:
-        return self._call("is_empty")
-
-    def node_count(self) -> int:
-        return self._call("node_count")
-
-    def key(self, id):
-        return self._call("key", id)
-
-    def values(self, id):
-        return self._call("values", id)
-
-    def parent(self, id):
-        return self._call("parent", id)
-
-    def children(self, id):
-        return self._call("children", id)
-
-    def child_count(self, id):
-        return self._call("child_count", id)
-
-    def lock_count(self, id):
-        return self._call("lock_count", id)
-
-    def lru_order(self):
-        return self._call("lru_order")
-
-    def match_prefix(self, key):
-        tokens, path = self._call("match_prefix", list(key))
-        return tokens, path
-
-    def insert(self, key, values):
-        node, back = self._call("insert", list(key), list(values))
-        return node, back
-
-    def lock(self, id) -> None:
-        return self._call("lock", id)
-
-    def unlock(self, id) -> None:
-        return self._call("unlock", id)
-
-    def evict(self, n, f) -> int:
-        answer = self._call("evict", n)
-        for value in answer["values"]:
-            f(value)
-        return answer["freed"]
-
+def view(self, name: str, *args):
+    """A function of the views module, run by the tree side on this object's tree: given to
+    the proxy's class as ``_ol_view`` in runs of the course's suite only."""
+    return _channel.ask({"tree": self._handle, "view": name, "args": _args(args)},
+                        self._generation)

@@ -9,19 +9,21 @@ per line and answers one line:
     stop     stop the tree child: "stopped"
     status   how the last tree child ended: "ended CODE" (waits up to a second for it)
 
-The tree child imports ``tl_ds.radix`` from the side's ``tree/`` folder and answers JSON
-requests on its data socket, one per line (values in tree_wire's format):
+The tree child imports the chapter's module (the side's ``module``: ``tl_ds.radix``, say)
+from the side's ``tree/`` folder and answers JSON requests on its data socket, one per line
+(values in tree_wire's format):
 
-    {"new": granule}                      -> {"ok": handle}
+    {"new": [args]}                       -> {"ok": handle}: a new object of the side's class
     {"tree": h, "call": name, "args": []} -> {"ok": result} or {"raise": class, "args": [...],
                                              "names": [classes of its MRO]}
     {"tree": h, "view": name, "args": []} -> the same, for a function of the views module
-    {"root": true}                        -> {"ok": ROOT}
+    {"const": name}                       -> {"ok": the module's name}, an export of the
+                                             contract
 
-Only the contract's methods can be called, and views only where the side allows them.
-``evict``'s callback collects the values it is given; the answer carries them, in order,
-as ``{"freed": n, "values": [...]}``. The tree's prints go to stderr, capped. When its data
-socket closes (the tests have ended), the child writes the coverage it measured, if
+Calls are answered by the chapter's calls module (the side's ``calls``, from ``calls/``):
+only its ``CALLS`` can be called, and its ``call`` makes the answer plain data. Views are
+answered only where the side allows them. The tree's prints go to stderr, capped. When its
+data socket closes (the tests have ended), the child writes the coverage it measured, if
 asked, to ``coverage.json`` in the side's folder and leaves.
 """
 
@@ -39,11 +41,6 @@ from tree_wire import decode, encode
 
 OUTPUT_LIMIT = 64_000  # characters of the tree's prints passed on to stderr
 SPIN = 0.0002  # seconds a read polls for the next request before it sleeps
-CALLS = ("granule", "__len__", "is_empty", "node_count", "key", "values", "parent", "children",
-         "child_count", "lock_count", "lru_order", "match_prefix", "insert", "lock", "unlock",
-         "evict")
-SEQUENCES = ("key", "values", "children", "lru_order")
-PAIRS = ("match_prefix", "insert")
 
 
 class Capped:
@@ -133,21 +130,22 @@ def serve(channel: socket.socket, side: dict) -> int:
     if side.get("measure"):
         from coverage_probe import Measure
 
-        measure = Measure(os.path.join(folder, "tree", "tl_ds", "radix.py"))
-    sys.path[:0] = [os.path.join(folder, "tree")]
+        measure = Measure(os.path.join(folder, "tree", *side["module"].split(".")) + ".py")
+    sys.path[:0] = [os.path.join(folder, "tree"), os.path.join(folder, "calls")]
     views = None
     if side.get("views"):
-        sys.path.insert(1, os.path.join(folder, "views"))
+        sys.path.insert(2, os.path.join(folder, "views"))
     trees: list = []
-    module = None
+    module = calls = None
     for line in lines(channel):
         try:
             request = json.loads(line)
             if module is None:
-                import tl_ds.radix as module
+                module = importlib.import_module(side["module"])
+                calls = importlib.import_module(side["calls"])
                 if side.get("views"):
                     views = importlib.import_module(side["views"])
-            reply = {"ok": encode(answer(request, trees, module, views))}
+            reply = {"ok": encode(answer(request, trees, module, calls, views, side))}
         except BaseException as error:  # every failure is the caller's to judge
             reply = failure(error)
         out.write(json.dumps(reply) + "\n")
@@ -192,12 +190,14 @@ def failure(error: BaseException) -> dict:
             "names": [kind.__name__ for kind in type(error).__mro__]}
 
 
-def answer(request: dict, trees: list, module, views):
+def answer(request: dict, trees: list, module, calls, views, side: dict):
     if "new" in request:
-        trees.append(module.RadixTree(decode(request["new"])))
+        trees.append(getattr(module, side["class"])(*decode(request["new"])))
         return len(trees) - 1
-    if "root" in request:
-        return module.ROOT
+    if "const" in request:
+        if request["const"] not in side["exports"]:
+            raise AttributeError(f"{request['const']!r} is not a name of the contract")
+        return getattr(module, request["const"])
     handle = request["tree"]
     if type(handle) is not int or not 0 <= handle < len(trees):
         raise ValueError("no such tree")
@@ -208,18 +208,6 @@ def answer(request: dict, trees: list, module, views):
             raise ValueError("no views here")
         return views.VIEWS[request["view"]](tree, *args)
     name = request["call"]
-    if name not in CALLS:
-        raise AttributeError(f"RadixTree has no method {name!r} in the contract")
-    if name == "evict":
-        freed = []
-        count = tree.evict(*args, freed.append)
-        return {"freed": count, "values": freed}
-    if name == "granule":
-        return tree.granule
-    result = getattr(tree, name)(*args)
-    if name in SEQUENCES:
-        return list(result)
-    if name in PAIRS:
-        first, second = result
-        return [first, list(second)]
-    return result
+    if name not in calls.CALLS:
+        raise AttributeError(f"{side['class']} has no method {name!r} in the contract")
+    return calls.call(tree, name, args)
