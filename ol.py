@@ -100,6 +100,9 @@ SCORING = argument("--scoring", choices=reports_module.SCORINGS, default="pass",
                    help="staff: how results.json scores a submission: pass (default): full "
                         "marks when ol check passes, none otherwise; rate: a pass earns 30 of "
                         "40 at the threshold and the rest with the kills beyond it")
+REF_DEPS = argument("--ref-deps", action="store_true",
+                    help="run a chapter that builds on others on their references instead of "
+                         "your own (which must otherwise pass their course tests first)")
 REFUSE_FLAGGED = argument("--refuse-flagged", action="store_true",
                           help="staff: refuse to grade a test file the static scan flags (the "
                                "scan is a lint; the sandbox is what contains the tests)")
@@ -109,10 +112,11 @@ def cmd_mutants(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> i
     """The course suite against every planted mutant: who kills what."""
     mutants = catalog.load_catalog(chapter)
     suite = mutation.course_suite(chapter, "verdict")
-    print(f"ol mutants {chapter.id}: the {len(chapter.course_test_names)} course tests against "
-          f"the {len(mutants)} planted mutants")
+    print(f"ol mutants {chapter.id}: the {counted(len(chapter.course_test_names), 'course test')}"
+          f" against the {len(mutants)} planted mutants")
     baseline = mutation.prove_wiring(engine, suite, chapter.reference_source(), chapter)
-    print(f"wiring: the course tests pass on the reference ({len(baseline.records)} tests, "
+    print(f"wiring: the course tests pass on the reference "
+          f"({counted(len(baseline.records), 'test')}, "
           f"{baseline.seconds:.1f} s) and kill the placebo")
     limits = mutation.Limits.from_reference(baseline)
 
@@ -137,6 +141,10 @@ def cmd_audit(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
     """The audit catalog (or the seeds), then mutmut and coverage of the reference."""
     if args.jobs is not None and args.jobs < 1:
         raise OlError(f"--jobs must be at least 1, got {args.jobs}.")
+    if chapter.audit_catalog is None or chapter.equivalents is None:
+        raise OlError(f"{chapter.id} has no audit catalog or equivalents file: its manifest "
+                      f"({chapter.manifest}) names none, so there is nothing to audit. Add "
+                      "them under [material] (audit_catalog, equivalents) first.")
     audit_mutants = catalog.load_audit_catalog(chapter)
     progress = Display()
     try:
@@ -183,7 +191,7 @@ def cmd_start(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
 
 def cmd_tests(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     tests = load_course_tests(chapter)
-    print(f"The {len(tests)} course tests of {chapter.id} "
+    print(f"The {counted(len(tests), 'course test')} of {chapter.id} "
           f"({chapter.shown(chapter.course_test_file)}):\n")
     for test in tests:
         print(f"{short(test.name)}  [{test.kind}]")
@@ -191,13 +199,16 @@ def cmd_tests(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
         print(f"    why:    {test.why}")
     total = len(catalog.load_catalog(chapter))
     percent = chapter.threshold_percent
-    print(f"\nYour own tests (rung R3), in {chapter.student_tests.as_posix()}, import only "
+    rung = f" (rung {chapter.rung})" if chapter.rung else ""
+    print(f"\nYour own tests{rung}, in {chapter.student_tests.as_posix()}, import only "
           f"`from {chapter.module} import {', '.join(chapter.exports)}` and must:")
-    print(f"  - include the {in_words(len(chapter.required_tests))} tests "
+    required = len(chapter.required_tests)
+    print(f"  - include the {in_words(required)} test{'s' * (required != 1)} "
           f"{', '.join(chapter.required_tests)};")
-    print(f"  - pass on the reference and on {len(chapter.correct_trees) - 1} other correct "
-          "trees (no test may rely on what the contract leaves open, such as which id a new "
-          "node gets);")
+    others = len(chapter.correct_trees) - 1
+    example = f", such as {chapter.open_choice}" if chapter.open_choice else ""
+    print(f"  - pass on the reference and on {counted(others, 'other correct tree')} (no test "
+          f"may rely on what the contract leaves open{example});")
     print(f"  - kill {chapter.required_names} ({chapter.required_pitfall}): required;")
     print(f"  - kill at least {percent}% of the {total} planted mutants, that is "
           f"{needed(total, percent)} of {total}.")
@@ -213,7 +224,7 @@ def cmd_tdd(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
         print(f"ol tdd red: your tests against the stub ({workspace.tests})")
     else:
         workspace.require(radix=True, tests=True)
-        report = grading.tdd_green(engine, workspace)
+        report = grading.tdd_green(engine, workspace, args.ref_deps)
         print(f"ol tdd green: your tests against your tree ({workspace.radix})")
     if report.rows:
         table([(row.state, short(row.name), row.detail) for row in report.rows],
@@ -300,7 +311,7 @@ def cmd_check(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
             close_to_runs(engine, chapter)
         result, text = check_and_report(engine, workspace, reports, progress, args.jobs,
                                         args.refuse_flagged, args.missed, args.audience,
-                                        args.platform)
+                                        args.platform, args.ref_deps)
     except OlError as error:
         if reports is not None and args.platform and error.platform:
             reports.write_ungraded(error.platform)  # the platform says why: no score of 0 unsaid
@@ -318,13 +329,13 @@ def check_and_report(engine: Engine, workspace: workspace_module.Workspace,
                      reports: reports_module.ReportFolder | None,
                      progress: Callable[[str], None] | None = None, jobs: int | None = None,
                      refuse_flagged: bool = False, missed: bool = False,
-                     audience: str = "student",
-                     platform: bool = False) -> tuple[grading.Check, str]:
+                     audience: str = "student", platform: bool = False,
+                     ref_deps: bool = False) -> tuple[grading.Check, str]:
     """`ol check` of one workspace: the result and its text, written to ``reports`` if any.
     With ``platform`` the text is for a course platform's student (see show_check), and so
     are the reports' texts."""
     started = time.monotonic()
-    result = grading.check(engine, workspace, progress, jobs, refuse_flagged)
+    result = grading.check(engine, workspace, progress, jobs, refuse_flagged, ref_deps)
     text = io.StringIO()
     show_check(result, workspace, text, missed, audience, platform)
     if reports is not None:
@@ -335,8 +346,9 @@ def check_and_report(engine: Engine, workspace: workspace_module.Workspace,
 
 def cmd_diff(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     workspace = open_workspace(args, chapter)
-    implementation = grading.tree_source(engine, workspace)
-    course = grading.course_run(engine, implementation, chapter)
+    theirs = grading.their_builds(engine, workspace, args.ref_deps)
+    implementation = grading.tree_source(engine, workspace, theirs)
+    course = grading.course_run(engine, implementation, chapter, beside=theirs)
     if not course.all_passed:
         failed = len(course.failures) or len(chapter.course_test_names)
         print(f"ol diff refuses: {counted(failed, 'course test')} "
@@ -456,7 +468,7 @@ COMMANDS = (
     Command("tdd", "run your tests: red against the stub, green against your tree", cmd_tdd,
             (argument("phase", choices=("red", "green"),
                       help="red: your tests against the stub; green: against your tree"),
-             MODULE, WORKSPACE, SANDBOX, FRESH)),
+             MODULE, WORKSPACE, REF_DEPS, SANDBOX, FRESH)),
     Command("check", "grade: the course tests on your tree, your tests on the mutants",
             cmd_check,
             (MODULE, WORKSPACE, argument("--jobs", type=int, default=None, metavar="N", help=JOBS),
@@ -472,9 +484,9 @@ COMMANDS = (
                       help="staff: texts for a course platform's student (files named as "
                            "submitted, no local command; a submission that cannot be graded "
                            "still gets a results.json saying why); run_autograder passes it"),
-             AUDIENCE, SCORING, REFUSE_FLAGGED, SANDBOX, ISOLATION, FRESH)),
+             AUDIENCE, SCORING, REFUSE_FLAGGED, REF_DEPS, SANDBOX, ISOLATION, FRESH)),
     Command("diff", "your tree against the reference, once the course tests pass", cmd_diff,
-            (MODULE, WORKSPACE, SANDBOX, FRESH)),
+            (MODULE, WORKSPACE, REF_DEPS, SANDBOX, FRESH)),
     Command("grade", "staff: grade many workspaces, a report folder each and a summary",
             cmd_grade,
             (MODULE,

@@ -531,7 +531,8 @@ def seeded_suite(folder: Path, seeds: int, chapter: Chapter) -> Suite:
     test = folder / "test_model_seeds.py"
     test.write_text(SEEDED_TEST.replace("@MODULE@", chapter.course_test_file.stem)
                     .replace("@MODEL_TEST@", chapter.model_test), encoding="utf-8")
-    beside = (chapter.course_test_file, chapter.course_machine, chapter.course_views)
+    beside = tuple(path for path in (chapter.course_test_file, chapter.course_machine,
+                                     chapter.course_views) if path is not None)
     course = mutation.course_suite(chapter, "verdict")
     return dataclasses.replace(course, files=(test,), support=(*course.support, *beside),
                                env={**course.env, "OL_AUDIT_SEEDS": str(seeds)})

@@ -43,14 +43,14 @@ class Chapter:
     stub: Path
     course_tests: Path
     course_test_file: Path
-    course_machine: Path
-    course_views: Path
+    course_machine: Path | None  # the state machine beside the course tests, if any
+    course_views: Path | None    # functions of a tree its tree side runs for the machine
     model_test: str
     course_test_names: tuple[str, ...]  # in the order of the course catalog and file
     catalog: Path
-    equivalents: Path
-    audit_catalog: Path
-    examples: Path
+    equivalents: Path | None     # `ol audit`: mutmut's survivors that cannot change behaviour
+    audit_catalog: Path | None   # `ol audit`: plausible bugs beyond the planted mutants
+    examples: Path | None
     mutant_ids: str          # the pattern every planted mutant's id matches
     # the rung
     required_tests: tuple[str, ...]
@@ -59,6 +59,8 @@ class Chapter:
     required_pitfall: str
     required_test_hint: str
     tests_template: str
+    rung: str = ""           # the rung's name, as the course calls it ("R3")
+    open_choice: str = ""    # an example of what the contract leaves open
 
     @property
     def compact_id(self) -> str:
@@ -109,6 +111,9 @@ def _chapter(manifest: Path, data: dict) -> Chapter:
     def path(text: str) -> Path:
         return (here / text).resolve()
 
+    def maybe(text: str | None) -> Path | None:
+        return None if text is None else path(text)
+
     contract, material, rung = data["contract"], data["material"], data["rung"]
     course_tests = path(material["course_tests"])
     return Chapter(
@@ -125,12 +130,13 @@ def _chapter(manifest: Path, data: dict) -> Chapter:
         model=path(material["model"]), stub=path(material["stub"]),
         course_tests=course_tests,
         course_test_file=path(material["course_test_file"]),
-        course_machine=path(material["course_machine"]),
-        course_views=path(material["course_views"]),
+        course_machine=maybe(material.get("course_machine")),
+        course_views=maybe(material.get("course_views")),
         model_test=material["model_test"],
         course_test_names=_course_test_names(course_tests / "catalog.toml"),
-        catalog=path(material["catalog"]), equivalents=path(material["equivalents"]),
-        audit_catalog=path(material["audit_catalog"]), examples=path(material["examples"]),
+        catalog=path(material["catalog"]), equivalents=maybe(material.get("equivalents")),
+        audit_catalog=maybe(material.get("audit_catalog")),
+        examples=maybe(material.get("examples")),
         mutant_ids=material["mutant_ids"],
         required_tests=tuple(rung["required_tests"]),
         threshold_percent=int(rung["threshold_percent"]),
@@ -138,6 +144,7 @@ def _chapter(manifest: Path, data: dict) -> Chapter:
         required_pitfall=rung["required_pitfall"],
         required_test_hint=rung["required_test_hint"],
         tests_template=rung["tests_template"],
+        rung=rung.get("name", ""), open_choice=rung.get("open_choice", ""),
     )
 
 

@@ -47,9 +47,9 @@ def runs(monkeypatch) -> list[str]:
                    else "students")
         return run_now(self, suite, implementation, **kwargs)
 
-    def counting_probe(self, implementation):
+    def counting_probe(self, implementation, *more):
         ran.append("probe")
-        return probe_now(self, implementation)
+        return probe_now(self, implementation, *more)
 
     monkeypatch.setattr(Engine, "run_now", counting_run)
     monkeypatch.setattr(Engine, "probe_now", counting_probe)

@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import CONTRACT
 from packaging.requirements import Requirement
 from test_ol import PASSING, ol_run, verdict_line
 
@@ -78,13 +79,13 @@ def test_a_worker_first_started_from_a_short_lived_thread_outlives_that_thread(t
     """bwrap's parent-death signal belongs to the thread that started it (the cause of the
     worker dying under a re-check whose first run came from a pool thread)."""
     with Engine("bwrap", fresh=False) as engine:
-        first = threading.Thread(target=engine.probe_now, args=("X = 1\n",))
+        first = threading.Thread(target=engine.probe_now, args=("X = 1\n", CONTRACT))
         first.start()
         first.join()
         time.sleep(0.3)  # time for a parent-death signal to land, were there one
         worker = engine.current().worker
         assert worker.process.poll() is None, "the worker died with the thread that started it"
-        assert engine.probe_now("X = 1\n") == "it defines no class RadixTree"
+        assert engine.probe_now("X = 1\n", CONTRACT) == "it defines no class RadixTree"
         assert worker.generation == 1, "the worker had to be started again"
 
 

@@ -24,9 +24,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from harness.chapter import Chapter
-from harness.errors import OlFault
+from harness.errors import OlError, OlFault
 from harness.grade import catalog, mutation
-from harness.grade.course import contract, meets_threshold
+from harness.grade.course import contract, meets_threshold, needed_chapters, references
 from harness.grade.scan import Flag, allowed, scan
 from harness.grade.workspace import Workspace, no_tests, stub_source
 from harness.run.engine import Engine, cores, run_together
@@ -91,10 +91,47 @@ class TddReport:
                 and all(row.state == wanted for row in self.rows)) if self.rows else False
 
 
-def tree_source(engine: Engine, workspace: Workspace) -> str:
-    """The student's implementation, after proving in a confined process that it imports."""
+Modules = tuple[tuple[str, str], ...]  # (module, text): what an implementation builds on
+
+
+def their_builds(engine: Engine, workspace: Workspace, ref_deps: bool = False) -> Modules:
+    """What the student's own tree builds on: the chapters it needs, as the student wrote
+    them, each proven to import and pass its course tests; or their references, with
+    ``ref_deps``. OlError, naming the chapter and the two ways on, when one falls short."""
+    chapter = workspace.chapter
+    if ref_deps:
+        return references(chapter)
+    theirs: list[tuple[str, str]] = []
+    for needed in needed_chapters(chapter):
+        path = workspace.root / needed.implementation
+        problem = ""
+        if not path.is_file():
+            problem = f"there is no {path}"
+        else:
+            text = workspace.read(path)
+            below = tuple(theirs)
+            if engine.probe_import(text, contract(needed), below) is not None:
+                problem = f"{path} does not import"
+            else:
+                run = course_run(engine, text, needed, beside=below)
+                if not run.all_passed:
+                    failed = len(run.failures) or len(needed.course_test_names)
+                    problem = (f"{failed} of its {len(needed.course_test_names)} course tests "
+                               f"fail on {path}")
+        if problem:
+            raise OlError(f"needs {needed.id}: build it, or pass --ref-deps ({problem}). "
+                          f"`ol check {needed.id}{workspace.option()}` shows what to fix; "
+                          f"--ref-deps runs {chapter.id} on the reference {needed.id} "
+                          "instead.")
+        theirs.append((needed.module, text))
+    return tuple(theirs)
+
+
+def tree_source(engine: Engine, workspace: Workspace, theirs: Modules = ()) -> str:
+    """The student's implementation, after proving in a confined process that it imports
+    (with ``theirs``, what it builds on, beside it)."""
     text = workspace.radix_text()
-    problem = engine.probe_import(text, contract(workspace.chapter))
+    problem = engine.probe_import(text, contract(workspace.chapter), theirs)
     if problem is not None:
         raise workspace.does_not_import(problem)
     return text
@@ -134,9 +171,10 @@ def tdd_red(engine: Engine, workspace: Workspace) -> TddReport:
     return TddReport(tuple(rows), run_problem(run))
 
 
-def tdd_green(engine: Engine, workspace: Workspace) -> TddReport:
-    suite = workspace.suite()
-    implementation = tree_source(engine, workspace)
+def tdd_green(engine: Engine, workspace: Workspace, ref_deps: bool = False) -> TddReport:
+    theirs = their_builds(engine, workspace, ref_deps)
+    suite = dataclasses.replace(workspace.suite(), beside=theirs)
+    implementation = tree_source(engine, workspace, theirs)
     run = run_students_tests(engine, suite, workspace, implementation, trusted=False)
     rows = tuple(
         Row(record.name, "green") if record.outcome == "passed" else
@@ -273,7 +311,7 @@ def valid_killers(run: RunResult, invalid: set[str]) -> tuple[str, ...]:
 
 def course_run(engine: Engine, implementation: str, chapter: Chapter,
                cancel: threading.Event | None = None, call_limit: float | None = None,
-               progress: Progress | None = None) -> RunResult:
+               progress: Progress | None = None, beside: Modules | None = None) -> RunResult:
     """The course tests against a student's tree, shrinking a failure to its steps.
 
     The tree runs in a server of its own, and the only way it can keep the course tests
@@ -289,8 +327,10 @@ def course_run(engine: Engine, implementation: str, chapter: Chapter,
         progress(Event(COURSE_STAGE, len(finished), len(expected),
                        f"{name} {'pass' if outcome == 'passed' else 'FAIL'}"))
 
-    run = engine.run(mutation.course_suite(chapter, "course", proxy=True, call_limit=call_limit),
-                     implementation, timeout=COURSE_LIMIT, test_limit=COURSE_TEST_LIMIT,
+    suite = mutation.course_suite(chapter, "course", proxy=True, call_limit=call_limit)
+    if beside is not None:  # the student's tree, on what it builds on
+        suite = dataclasses.replace(suite, beside=beside)
+    run = engine.run(suite, implementation, timeout=COURSE_LIMIT, test_limit=COURSE_TEST_LIMIT,
                      expected=expected, cancel=cancel,
                      on_test=None if progress is None else ended)
     if run.status is Status.COLLECTION_ERROR and "TreeStopped" not in run.detail:
@@ -310,7 +350,8 @@ def shuffled(jobs: list) -> list:
 
 
 def check(engine: Engine, workspace: Workspace, progress: Progress | None = None,
-          jobs: int | None = None, refuse_flagged: bool = False) -> Check:
+          jobs: int | None = None, refuse_flagged: bool = False,
+          ref_deps: bool = False) -> Check:
     """Grade a workspace: course tests on its tree, its tests on correct trees and mutants.
 
     The course suite runs on a thread of its own while the student's tests run on the
@@ -322,7 +363,8 @@ def check(engine: Engine, workspace: Workspace, progress: Progress | None = None
     tree other than through the proxy is the sandbox, not the scan.
     """
     suite = workspace.suite()  # a test file that does not compile stops here, before any run
-    implementation = tree_source(engine, workspace)
+    theirs = their_builds(engine, workspace, ref_deps)
+    implementation = tree_source(engine, workspace, theirs)
     tests_text = workspace.read(workspace.tests)
     chapter = workspace.chapter
     correct = correct_trees(chapter)
@@ -330,7 +372,7 @@ def check(engine: Engine, workspace: Workspace, progress: Progress | None = None
     cancel = threading.Event()
     with ThreadPoolExecutor(max_workers=1) as side:
         course = side.submit(course_run, engine, implementation, chapter, cancel, None,
-                             progress)
+                             progress, theirs)
         try:
             flags = tuple(scan(tests_text))
             if flags and refuse_flagged:
@@ -340,7 +382,7 @@ def check(engine: Engine, workspace: Workspace, progress: Progress | None = None
                     f"{allowed()}. Remove what is flagged"))
             else:
                 tests = grade_tests(engine, workspace, suite, tests_text, correct,
-                                    implementation, workers, progress)
+                                    implementation, workers, progress, theirs)
             return Check(course=course.result(), flags=flags, **fields_of(tests))
         except BaseException:
             cancel.set()
@@ -360,12 +402,12 @@ def fields_of(grade: TestsGrade) -> dict:
 
 def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: str,
                 correct: tuple[tuple[str, str], ...], own: str, workers: int,
-                progress: Progress | None) -> TestsGrade:
+                progress: Progress | None, theirs: Modules = ()) -> TestsGrade:
     """The student's tests on the ``correct`` trees ((name, source), the reference first)
     and on their ``own``, then, if they are valid, on the mutants."""
 
     def students(tree: str, mine: bool = False) -> Callable[[threading.Event], RunResult]:
-        measured = dataclasses.replace(suite, measure=mine)
+        measured = dataclasses.replace(suite, measure=mine, beside=theirs) if mine else suite
         return lambda cancel: engine.run(measured, tree, timeout=STUDENT_LIMIT,
                                          test_limit=STUDENT_TEST_LIMIT, cancel=cancel,
                                          trusted=not mine)

@@ -21,7 +21,7 @@ from pathlib import Path
 from harness.chapter import Chapter
 from harness.errors import OlError
 from harness.grade.catalog import load_catalog
-from harness.grade.course import contract, in_words
+from harness.grade.course import contract, in_words, references
 from harness.grade.syntax import parse
 from harness.run.layout import Suite
 
@@ -235,7 +235,8 @@ class Workspace:
         if not names_a_test(source):
             raise no_tests(self)
         # trees only behind the proxy
-        return Suite(files=(self.tests,), contract=contract(self.chapter), proxy=())
+        return Suite(files=(self.tests,), contract=contract(self.chapter), proxy=(),
+                     beside=references(self.chapter))
 
 
 def names_a_test(source: str) -> bool:

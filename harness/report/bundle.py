@@ -132,13 +132,13 @@ def pins() -> list[str]:
 def shipped_files(chapter: Chapter) -> list[Path]:
     """Every file of ol that grading ``chapter`` needs, relative to the project root,
     sorted."""
-    audit = chapter.audit_catalog.parent
+    audit = None if chapter.audit_catalog is None else chapter.audit_catalog.parent
     files: set[Path] = set()
     for path in shipped(chapter):
         candidates = [path] if path.is_file() else sorted(path.rglob("*"))
         files |= {candidate.relative_to(ROOT) for candidate in candidates
                   if candidate.is_file() and "__pycache__" not in candidate.parts
-                  and not candidate.is_relative_to(audit)}
+                  and (audit is None or not candidate.is_relative_to(audit))}
     return sorted(files)
 
 

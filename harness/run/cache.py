@@ -123,7 +123,8 @@ class RunCache:
                  "measure": suite.measure, "ours": suite.ours, "limits": list(limits),
                  "expected": None if expected is None else sorted(expected),
                  "trusted": trusted, "sandbox": sandbox,
-                 "module": [contract.module, contract.cls, list(contract.exports)]}
+                 "module": [contract.module, contract.cls, list(contract.exports)],
+                 "beside": [list(module) for module in suite.beside]}
         digest.update(json.dumps(fixed, sort_keys=True).encode())
         digest.update(b"\0tree\0" + implementation.encode())
         return digest.hexdigest()
@@ -189,10 +190,12 @@ class RunCache:
         except OSError:
             return
 
-    def probe_key(self, implementation: str, contract: Contract, sandbox: str) -> str:
+    def probe_key(self, implementation: str, contract: Contract, sandbox: str,
+                  beside: tuple[tuple[str, str], ...] = ()) -> str:
         digest = hashlib.sha256(ol_version().encode())
         digest.update(f"\0probe\0{sandbox}\0{contract.module}\0{contract.cls}\0".encode()
                       + implementation.encode())
+        digest.update(json.dumps(beside).encode())
         return digest.hexdigest()
 
 

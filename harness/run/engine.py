@@ -150,28 +150,32 @@ class Engine:
         finally:
             shutil.rmtree(run, ignore_errors=True)
 
-    def probe_import(self, implementation: str, contract: Contract) -> str | None:
-        """Import ``implementation`` as the contract's module in a confined process: None,
-        or why not (kept in the cache, when there is one)."""
+    def probe_import(self, implementation: str, contract: Contract,
+                     beside: tuple[tuple[str, str], ...] = ()) -> str | None:
+        """Import ``implementation`` as the contract's module, with the modules ``beside``
+        it, in a confined process: None, or why not (kept in the cache, when there is
+        one)."""
         if self.cache is None:
-            return self.probe_now(implementation, contract)
-        key = self.cache.probe_key(implementation, contract, self.sandbox.mode)
+            return self.probe_now(implementation, contract, beside)
+        key = self.cache.probe_key(implementation, contract, self.sandbox.mode, beside)
         kept = self.cache.get_probe(key)
         if kept is not None:
             return kept[0]
-        problem = self.probe_now(implementation, contract)
+        problem = self.probe_now(implementation, contract, beside)
         if not (problem or "").startswith("importing it takes more than"):
             self.cache.put_probe(key, problem)
         return problem
 
-    def probe_now(self, implementation: str, contract: Contract) -> str | None:
-        return again_once(lambda: self.probe_once(implementation, contract))
+    def probe_now(self, implementation: str, contract: Contract,
+                  beside: tuple[tuple[str, str], ...] = ()) -> str | None:
+        return again_once(lambda: self.probe_once(implementation, contract, beside))
 
-    def probe_once(self, implementation: str, contract: Contract) -> str | None:
+    def probe_once(self, implementation: str, contract: Contract,
+                   beside: tuple[tuple[str, str], ...] = ()) -> str | None:
         runner = self.current()
         run = runner.new_folder()
         try:
-            probe = probe_side(run, implementation, contract, PROBE_LIMIT)
+            probe = probe_side(run, implementation, contract, PROBE_LIMIT, beside)
             runner.hand_over(probe.root, untrusted=True)
             ended = runner.run(probe, None, PROBE_LIMIT, None)
         finally:

@@ -73,6 +73,9 @@ class Suite:
     # the suite is ours (the course's), not a submission's: in the uid sandbox it runs as
     # the grader, out of reach of the submission's tree
     ours: bool = False
+    # modules the implementation imports, (module, text), written beside it wherever it
+    # runs: the chapters it builds on (a student's own, or their references)
+    beside: tuple[tuple[str, str], ...] = ()
 
 
 VIEW_METHOD = """
@@ -102,6 +105,7 @@ def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, f
     contract = suite.contract
     if suite.proxy is None:
         write_module(test / "impl", contract.path, implementation)
+        write_beside(test / "impl", suite.beside)
     else:
         proxy = contract.proxy.read_text(encoding="utf-8") + (
             VIEW_METHOD.format(cls=contract.cls) if suite.proxy else "")
@@ -128,6 +132,7 @@ def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, f
         return test_side, None
     tree = run / "tree"
     write_module(tree / "tree", contract.path, implementation)
+    write_beside(tree / "tree", suite.beside)
     (tree / "calls").mkdir()
     copy_item(contract.calls, tree / "calls" / contract.calls.name)
     if suite.proxy:
@@ -149,11 +154,16 @@ def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, f
 def write_module(folder: Path, path: Path, text: str) -> None:
     """``text`` as the module at ``path`` (tl_ds/radix.py) under ``folder``, each package
     above it with an empty ``__init__.py``."""
-    (folder / path).parent.mkdir(parents=True)
+    (folder / path).parent.mkdir(parents=True, exist_ok=True)
     for package in path.parents:
-        if package != Path("."):
+        if package != Path(".") and not (folder / package / "__init__.py").exists():
             (folder / package / "__init__.py").write_text("", encoding="utf-8")
     (folder / path).write_text(text, encoding="utf-8")
+
+
+def write_beside(folder: Path, modules: tuple[tuple[str, str], ...]) -> None:
+    for module, text in modules:
+        write_module(folder, Path(*module.split(".")).with_suffix(".py"), text)
 
 
 def copy_item(source: Path, target: Path) -> None:
@@ -197,11 +207,13 @@ def command_line(side: Path, test_limit: float, measured: Path | None = None) ->
 
 
 
-def probe_side(run: Path, implementation: str, contract: Contract, limit: float) -> Side:
-    """A side that imports ``implementation`` as the contract's module and says how that
-    went."""
+def probe_side(run: Path, implementation: str, contract: Contract, limit: float,
+               beside: tuple[tuple[str, str], ...] = ()) -> Side:
+    """A side that imports ``implementation`` as the contract's module, with the modules
+    ``beside`` it, and says how that went."""
     side = run / "tree"
     write_module(side / "tree", contract.path, implementation)
+    write_beside(side / "tree", beside)
     (side / "home").mkdir()
     return Side(side, side / "home", clean_environment(side, {}), run_limits(limit), "probe",
                 (str(side / "tree"), contract.module, contract.cls))
