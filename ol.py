@@ -184,7 +184,8 @@ def cmd_start(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
         print(f"created  {path}")
     for path in kept:
         print(f"kept     {path} (it exists; ol start never overwrites)")
-    print(f"\nNext: write the {in_words(len(chapter.required_tests))} tests named in "
+    required = len(chapter.required_tests)
+    print(f"\nNext: write the {in_words(required)} test{'s' * (required != 1)} named in "
           f"{workspace.tests}, then run `ol tdd red {chapter.id}{workspace.option()}`.")
     return ExitCode.PASSED
 
