@@ -30,6 +30,7 @@ from harness.errors import OlError, OlFault
 from harness.grade import catalog, grading, mutation
 from harness.grade import workspace as workspace_module
 from harness.grade.course import in_words, load_course_tests, needed
+from harness.grade.score import SCORINGS
 from harness.report import batch, bundle
 from harness.report import files as reports_module
 from harness.report.class_page import VERDICTS, course_count
@@ -96,7 +97,7 @@ CACHE = argument("--cache", type=Path, default=None, metavar="DIR",
 AUDIENCE = argument("--audience", choices=reports_module.AUDIENCES, default="student",
                     help="what reports show: student (default): statuses, killing tests and "
                          "hints; staff: also the reference source and the diffs")
-SCORING = argument("--scoring", choices=reports_module.SCORINGS, default="pass",
+SCORING = argument("--scoring", choices=SCORINGS, default="pass",
                    help="staff: how results.json scores a submission: pass (default): full "
                         "marks when ol check passes, none otherwise; rate: a pass earns 30 of "
                         "40 at the threshold and the rest with the kills beyond it")

@@ -29,10 +29,10 @@ from conftest import CONTRACT, DS07, git_status, interrupt
 import ol
 from harness.chapter import ROOT
 from harness.grade import catalog
+from harness.grade import score as score_module
 from harness.grade.course import meets_threshold, needed
 from harness.grade.grading import COURSE_STAGE, MUTANT_STAGE, Event
 from harness.report import batch
-from harness.report import files as reports_module
 from harness.report.class_page import class_page, class_summary
 from harness.report.progress import Display
 from harness.report.render import counted, print_course
@@ -505,13 +505,13 @@ def test_results_json_has_the_fields_gradescope_reads_and_scores_the_rows(checke
     (True, 18, "rate", 40), (False, 18, "rate", 0)])
 def test_a_pass_earns_full_marks_by_default_and_the_rate_scheme_pays_kills_beyond_the_bar(
         passed, kills, scoring, earned):
-    assert reports_module.points(passed, kills, 18, PERCENT, scoring) == earned
+    assert score_module.points(passed, kills, 18, PERCENT, scoring) == earned
 
 
 def test_the_rate_scheme_never_falls_below_the_pass_mark_nor_passes_the_full_marks():
     for total in range(1, 30):
         for kills in range(needed(total, PERCENT), total + 1):
-            assert 30 <= reports_module.points(True, kills, total, PERCENT, "rate") <= 40
+            assert 30 <= score_module.points(True, kills, total, PERCENT, "rate") <= 40
 
 
 def test_student_reports_never_show_the_reference_or_a_diff(checked, reports):

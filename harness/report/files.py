@@ -26,33 +26,12 @@ from harness.errors import OlError
 from harness.grade import catalog, mutation
 from harness.grade.course import in_words, needed
 from harness.grade.grading import Check, message
+from harness.grade.score import SCORINGS, score
 from harness.run.judge import Status
 
 AUDIENCES = ("student", "staff")
 STUDENT_FILES = ("results.json", "junit.xml", "mutation.html")
 STAFF_FILES = (*STUDENT_FILES, "mutation.json")
-
-# How a platform scores a submission. The points are all on the verdict row; every other row
-# is a check, passed or failed, that shows what is missing.
-SCORINGS = ("pass", "rate")
-POINTS = 40      # what a submission can earn
-PASS_MARK = 30   # --scoring rate: a pass with exactly the kills needed
-
-
-def points(passed: bool, kills: int, total: int, percent: int, scoring: str = "pass") -> float:
-    """What a submission earns of POINTS, from `ol check`'s verdict and its kills of ``total``
-    mutants, of which ``percent`` are needed. ``pass`` (the default): all of them when the
-    check passes, none otherwise. ``rate``: a pass earns PASS_MARK at the threshold and the
-    rest in proportion to the kills beyond it (at 70%: 30 at 13 of 18, 2 more per kill, 40 at
-    18); a fail earns none."""
-    if not passed:
-        return 0
-    if scoring == "pass":
-        return POINTS
-    least = needed(total, percent)
-    share = (kills - least) / (total - least) if total > least else 1
-    return round(PASS_MARK + (POINTS - PASS_MARK) * min(max(share, 0), 1), 2)
-
 
 @dataclass
 class ReportFolder:
@@ -188,12 +167,13 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float,
                 "not graded: your tests are invalid on a correct tree (see the output)")
         tests.append(row(f"mutant {done.mutant.id}: {done.mutant.title}", killed, said,
                          f"3.{number}", "mutants"))
-    earned = points(result.passed, result.kills, len(result.mutants),
-                    chapter.threshold_percent, scoring)
+    earned = score(result, scoring)
+    # the points are all on the verdict's row; every other row is a check that shows what
+    # is missing
     tests.append(row("verdict of ol check", result.passed, verdict, "4.1", "verdict")
-                 | {"score": earned, "max_score": POINTS})
+                 | {"score": earned.earned, "max_score": earned.out_of})
     return {
-        "score": earned,
+        "score": earned.earned,
         "execution_time": round(seconds, 3),
         "output": terminal,
         "output_format": "text",
@@ -222,9 +202,7 @@ def prairielearn(result: Check, terminal: str, verdict: str, seconds: float,
     tests = [{"name": test["name"], "points": test.get("score", 0),
               "max_points": test.get("max_score", 0), "message": test["status"],
               "output": test["output"]} for test in rows]
-    earned = points(result.passed, result.kills, len(result.mutants),
-                    result.chapter.threshold_percent, scoring)
-    results = {"gradable": True, "score": round(earned / POINTS, 4),
+    results = {"gradable": True, "score": score(result, scoring).share,
                "message": verdict,
                "output": terminal, "tests": tests}
     while len(json.dumps(results)) > PRAIRIELEARN_LIMIT:
