@@ -22,15 +22,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import audit
 from harness import chapter as chapters
 from harness.chapter import ROOT as PROJECT
 from harness.chapter import Chapter
 from harness.errors import OlError, OlFault
-from harness.grade import catalog, grading, mutation
+from harness.grade import audit, catalog, grading, mutation
 from harness.grade import workspace as workspace_module
 from harness.grade.course import in_words, load_course_tests, needed
 from harness.grade.score import SCORINGS
+from harness.report import audit as audit_report
 from harness.report import batch, bundle
 from harness.report import files as reports_module
 from harness.report.class_page import VERDICTS, course_count
@@ -156,14 +156,14 @@ def cmd_audit(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
                                      audit_mutants, args.seeds, args.jobs,
                                      lambda done: progress(f"mutant {done.mutant.id}"))
             progress.close()
-            audit.report_seeds(seeded)
+            audit_report.report_seeds(seeded)
             return ExitCode.NOT_PASSED if seeded.weak else ExitCode.PASSED
         run = audit.run_catalog(engine, chapter, audit_mutants, args.jobs,
                                 lambda done: progress(f"mutant {done.mutant.id}: "
                                                       f"{'killed' if done.killed else 'survived'}"))
     finally:
         progress.close()
-    audit.report_catalog(run)
+    audit_report.report_catalog(run)
     if args.catalog_only:
         return ExitCode.NOT_PASSED if run.survivors else ExitCode.PASSED
     label = chapter.shown(chapter.reference)
@@ -173,8 +173,8 @@ def cmd_audit(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
           f"{len(chapter.course_test_names)} course tests (the course profile's steps, without "
           "shrinking)")
     result = audit.audit(engine, target, args.jobs or cores(),
-                         lambda line: print(f"  {line}", flush=True))
-    audit.report(result, target)
+                         lambda line: print(f"  {line}", flush=True), audit_report.tallies())
+    audit_report.report(result, target)
     return ExitCode.PASSED if result.complete and not run.survivors else ExitCode.NOT_PASSED
 
 

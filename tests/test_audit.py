@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import CONTRACT, DS07, RUNS, git_status
 
-from harness import audit
 from harness.errors import OlError
+from harness.grade import audit
+from harness.report import audit as audit_report
+from harness.run import mutmut
 from harness.run.layout import Suite
 from ol import main
 
@@ -25,9 +27,9 @@ def run(tests: str, equivalents: Path = DATA / "equivalent.toml") -> tuple[audit
                           Suite(contract=CONTRACT, files=(DATA / tests,)), equivalents,
                           "tiny_radix.py", DS07)
     lines: list[str] = []
-    result = audit.audit(RUNS, target, 2, lines.append)
     out = io.StringIO()
-    audit.report(result, target, out)
+    result = audit.audit(RUNS, target, 2, lines.append, audit_report.tallies(out))
+    audit_report.report(result, target, out)
     return result, "\n".join(lines) + out.getvalue()
 
 
@@ -41,7 +43,7 @@ def test_a_whole_suite_ends_with_every_mutant_caught_or_explained(tmp_path, monk
     assert len(result.explained) == 2 and not result.stale and not result.unexplained
     assert "lines 100% (8 of 8), branches 100% (4 of 4)" in said
     assert "(2 listed as equivalent, 0 in an instrument, 0 unexplained)" in said
-    assert "mutants 5 of 5: 3 killed, 0 timed out, 2 survived" in said
+    assert "mutants 5 of 5 judged, 2 survived so far" in said
     assert "AUDIT COMPLETE" in said
     assert list(tmp_path.iterdir()) == [] and git_status() == before
 
@@ -124,3 +126,13 @@ def test_a_survivor_no_entry_lists_is_shown_with_its_diff(tmp_path):
     assert not result.complete and len(result.unexplained) == 2
     assert "(0 listed as equivalent, 0 in an instrument, 2 unexplained)" in said
     assert "-    if value < low:\n    +    if value <= low:" in said
+
+
+def test_mutmut_progress_is_read_from_its_data_and_a_half_written_file_is_skipped(tmp_path):
+    meta = tmp_path / "mutants" / "tl_ds" / "radix.py.meta"
+    meta.parent.mkdir(parents=True)
+    meta.write_text('{"exit_code_by_key": {"a__mutmut_1": 1, "a__mutmut_2": 0, '
+                    '"a__mutmut_3": null}}')
+    assert mutmut.tally(tmp_path) == mutmut.Tally(done=2, total=3, survived=1)
+    meta.write_text('{"exit_code_by_key": {"a__mutmut_1": 1, "a__mu')
+    assert mutmut.tally(tmp_path) is None

@@ -13,10 +13,9 @@ import pytest
 from conftest import DS07, RUNS
 
 import ol
-from harness import audit
 from harness.chapter import ROOT
 from harness.errors import OlError
-from harness.grade import catalog, mutation
+from harness.grade import audit, catalog, mutation
 from harness.report import bundle
 from harness.run import judge
 from harness.run.judge import Status

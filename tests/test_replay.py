@@ -8,8 +8,7 @@ import threading
 import pytest
 from conftest import CONTRACT, DS07, RUNS
 
-from harness import audit
-from harness.grade import catalog, mutation
+from harness.grade import audit, catalog, mutation
 from harness.run.engine import run_together
 from harness.run.judge import Status
 from harness.run.layout import Suite
