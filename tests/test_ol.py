@@ -901,8 +901,8 @@ def test_a_terminal_gets_one_status_line_with_the_course_tests_printed_above_it(
     screen = io.StringIO()
     ticks = iter(range(100))
     display = Display(screen, live=True, clock=lambda: float(next(ticks)))
-    display(Event(COURSE_STAGE, 1, 11, "hand_example_split_and_match pass"))
-    display(Event(MUTANT_STAGE, 12, 18, "mutant s07 killed"))
+    display(Event(COURSE_STAGE, 1, 11, "hand_example_split_and_match", "pass"))
+    display(Event(MUTANT_STAGE, 12, 18, "mutant s07", "killed"))
     display.close()
     said = screen.getvalue()
     assert "\r\033[K  pass  hand_example_split_and_match\n" in said

@@ -16,6 +16,7 @@ or crashes.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import random
 import re
 import threading
@@ -194,12 +195,18 @@ CONTROL_STAGE = "the placebo and the correct trees again"
 
 @dataclass(frozen=True)
 class Event:
-    """A step of a check, for a display: ``done`` of ``total`` in ``stage``, ``what`` ended."""
+    """A step of a check, for a display: ``done`` of ``total`` in ``stage``; ``subject``
+    (a course test, a tree, a mutant) ended with ``outcome`` ("pass", "killed", ...)."""
 
     stage: str
     done: int
     total: int
-    what: str
+    subject: str
+    outcome: str
+
+    @property
+    def what(self) -> str:
+        return " ".join(part for part in (self.subject, self.outcome) if part)
 
 
 Progress = Callable[[Event], None]
@@ -286,20 +293,27 @@ class TestsGrade:
 
 
 @dataclass(frozen=True)
-class Check(TestsGrade):
-    """A whole check: the course tests on the student's tree, and what their tests earn."""
+class Check:
+    """A whole check, composed of its parts: the course tests on the student's tree, what
+    their tests earn, and the static scan's findings (a lint)."""
 
-    course: RunResult | None = None
-    flags: tuple[Flag, ...] = ()  # the static scan's findings (a lint)
+    course: RunResult
+    tests: TestsGrade
+    flags: tuple[Flag, ...] = ()
+
+    @property
+    def chapter(self) -> Chapter:
+        return self.tests.chapter
 
     @property
     def course_passed(self) -> bool:
-        return self.course is not None and self.course.all_passed
+        return self.course.all_passed
 
     @property
     def passed(self) -> bool:
-        return (self.course_passed and self.graded and not self.missing_names
-                and not self.required_survivors and self.rate_met)
+        tests = self.tests
+        return (self.course_passed and tests.graded and not tests.missing_names
+                and not tests.required_survivors and tests.rate_met)
 
 
 def valid_killers(run: RunResult, invalid: set[str]) -> tuple[str, ...]:
@@ -324,8 +338,8 @@ def course_run(engine: Engine, implementation: str, chapter: Chapter,
     def ended(nodeid: str, outcome: str) -> None:
         finished.append(nodeid)
         name = nodeid.rsplit("::", 1)[-1].removeprefix("test_")
-        progress(Event(COURSE_STAGE, len(finished), len(expected),
-                       f"{name} {'pass' if outcome == 'passed' else 'FAIL'}"))
+        progress(Event(COURSE_STAGE, len(finished), len(expected), name,
+                       "pass" if outcome == "passed" else "FAIL"))
 
     suite = mutation.course_suite(chapter, "course", proxy=True, call_limit=call_limit)
     if beside is not None:  # the student's tree, on what it builds on
@@ -383,7 +397,7 @@ def check(engine: Engine, workspace: Workspace, progress: Progress | None = None
             else:
                 tests = grade_tests(engine, workspace, suite, tests_text, correct,
                                     implementation, workers, progress, theirs)
-            return Check(course=course.result(), flags=flags, **fields_of(tests))
+            return Check(course=course.result(), tests=tests, flags=flags)
         except BaseException:
             cancel.set()
             raise
@@ -394,10 +408,6 @@ def correct_trees(chapter: Chapter) -> tuple[tuple[str, str], ...]:
     first."""
     return tuple((where, path.read_text(encoding="utf-8"))
                  for where, path in chapter.correct_trees)
-
-
-def fields_of(grade: TestsGrade) -> dict:
-    return {field.name: getattr(grade, field.name) for field in dataclasses.fields(grade)}
 
 
 def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: str,
@@ -418,7 +428,7 @@ def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: 
     def ran(_: RunResult) -> None:
         done.append(trees[len(done)])
         if progress is not None:
-            progress(Event(CORRECT_STAGE, len(done), len(trees), done[-1]))
+            progress(Event(CORRECT_STAGE, len(done), len(trees), done[-1], ""))
 
     *on_correct, measured = run_together(
         [*(students(source) for _, source in correct), students(own, mine=True)], workers, ran)
@@ -443,6 +453,25 @@ def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: 
                                                        workspace.chapter))
 
 
+class Kind(enum.Enum):
+    """What a run among the mutants is run on."""
+
+    MUTANT = "a planted mutant"
+    PLACEBO = "the placebo"
+    AGAIN = "a correct tree again"
+
+
+@dataclass(frozen=True)
+class Planted:
+    """One run among the mutants: the student's tests on a planted mutant, on the placebo,
+    or on a correct tree again."""
+
+    kind: Kind
+    label: str                             # the mutant's id, "placebo", or the tree's name
+    run: RunResult
+    mutant: catalog.Mutant | None = None   # the planted mutant (Kind.MUTANT only)
+
+
 def run_planted(engine: Engine, suite: Suite, first: TestsGrade,
                 correct: tuple[tuple[str, str], ...], workers: int, progress: Progress | None,
                 chapter: Chapter,
@@ -455,45 +484,45 @@ def run_planted(engine: Engine, suite: Suite, first: TestsGrade,
     expected = [record.nodeid for record in first.on_reference.records]
     limits = mutation.Limits.from_reference(first.on_reference)
 
-    def tree(source: str) -> Callable[[threading.Event], RunResult]:
-        return lambda cancel: mutation.run_limited(engine, suite, source, limits, expected,
-                                                   cancel)
+    def tree(kind: Kind, label: str, source: str) -> Callable[[threading.Event], Planted]:
+        return lambda cancel: Planted(kind, label, mutation.run_limited(
+            engine, suite, source, limits, expected, cancel))
 
-    def mutant(planted: catalog.Mutant) -> Callable[[threading.Event], mutation.MutantResult]:
-        return lambda cancel: mutation.run_mutant(engine, suite, planted, limits, expected,
-                                                  cancel)
-
-    finished: dict[str, list[str]] = {MUTANT_STAGE: [], CONTROL_STAGE: []}
-
-    def said(done: tuple[str, object]) -> None:
-        label, outcome = done
-        if isinstance(outcome, mutation.MutantResult):
-            state = "killed" if first.killed(outcome) else "survived"
-            stage, what = MUTANT_STAGE, f"mutant {outcome.mutant.id} {state}"
-        elif label == "placebo":
-            state = "killed" if valid_killers(outcome, first.invalid_names) else "passed"
-            stage, what = CONTROL_STAGE, f"the placebo (every method raises) {state}"
-        else:
-            same = Rerun(label, first_runs[label], outcome).stable
-            stage, what = CONTROL_STAGE, f"{label} again: {'as before' if same else 'NOT'}"
-        finished[stage].append(what)
-        if progress is not None:
-            total = len(planted) if stage == MUTANT_STAGE else len(jobs) - len(planted)
-            progress(Event(stage, len(finished[stage]), total, what))
+    def mutant(planted: catalog.Mutant) -> Callable[[threading.Event], Planted]:
+        return lambda cancel: Planted(Kind.MUTANT, planted.id, mutation.run_mutant(
+            engine, suite, planted, limits, expected, cancel).run, planted)
 
     planted = catalog.load_catalog(chapter)
-    jobs = [*((one.id, mutant(one)) for one in planted),
-            ("placebo", tree(mutation.placebo(reference, chapter))),
-            *((where, tree(source)) for where, source in correct)]
-    order = shuffled(jobs)
-    ran = dict(run_together([labelled(label, job) for label, job in order], workers, said))
-    reruns = tuple(Rerun(where, run, ran[where]) for where, run in first.correct_runs)
-    return tuple(ran[one.id] for one in planted), ran["placebo"], reruns
+    jobs = [*(mutant(one) for one in planted),
+            tree(Kind.PLACEBO, "placebo", mutation.placebo(reference, chapter)),
+            *(tree(Kind.AGAIN, where, source) for where, source in correct)]
+    finished = {MUTANT_STAGE: 0, CONTROL_STAGE: 0}
+    totals = {MUTANT_STAGE: len(planted), CONTROL_STAGE: len(jobs) - len(planted)}
 
+    def said(done: Planted) -> None:
+        if done.kind is Kind.MUTANT:
+            killed = first.killed(mutation.MutantResult(done.mutant, done.run))
+            stage, subject, outcome = (MUTANT_STAGE, f"mutant {done.label}",
+                                       "killed" if killed else "survived")
+        elif done.kind is Kind.PLACEBO:
+            killed = bool(valid_killers(done.run, first.invalid_names))
+            stage, subject, outcome = (CONTROL_STAGE, "the placebo (every method raises)",
+                                       "killed" if killed else "passed")
+        else:
+            same = Rerun(done.label, first_runs[done.label], done.run).stable
+            stage, subject, outcome = (CONTROL_STAGE, f"{done.label} again:",
+                                       "as before" if same else "NOT")
+        finished[stage] += 1
+        if progress is not None:
+            progress(Event(stage, finished[stage], totals[stage], subject, outcome))
 
-def labelled(label: str, job: Callable[[threading.Event], object],
-             ) -> Callable[[threading.Event], tuple[str, object]]:
-    return lambda cancel: (label, job(cancel))
+    ran = run_together(shuffled(jobs), workers, said)
+    by_kind = {kind: {one.label: one for one in ran if one.kind is kind} for kind in Kind}
+    again = by_kind[Kind.AGAIN]
+    reruns = tuple(Rerun(where, run, again[where].run) for where, run in first.correct_runs)
+    mutants = by_kind[Kind.MUTANT]
+    return (tuple(mutation.MutantResult(one, mutants[one.id].run) for one in planted),
+            by_kind[Kind.PLACEBO]["placebo"].run, reruns)
 
 
 def planted_problem(first: TestsGrade, placebo: RunResult, reruns: tuple[Rerun, ...],

@@ -45,5 +45,5 @@ def points(passed: bool, kills: int, total: int, percent: int, scoring: str = "p
 
 def score(result: Check, scoring: str = "pass") -> Score:
     """The score of a whole check."""
-    return Score(points(result.passed, result.kills, len(result.mutants),
-                        result.chapter.threshold_percent, scoring))
+    return Score(points(result.passed, result.tests.kills, len(result.tests.mutants),
+                        result.tests.chapter.threshold_percent, scoring))

@@ -111,24 +111,24 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter,
     (folder / "check.txt").write_text(text, encoding="utf-8")
     course = result.course
     passed = sum(record.outcome == "passed" for record in course.records) if course else 0
-    graded = bool(result.mutants)
+    graded = bool(result.tests.mutants)
     return Row(
         submission=name,
         verdict="passed" if result.passed else "not passed",
         course_tests_passed=passed if course else None,
-        mutants_killed=result.kills if graded else None,
-        kill_rate=round(result.kills / len(result.mutants), 4) if graded else None,
-        required=("survived" if result.required_survivors else "killed") if graded else "",
-        invalid_tests=tuple(sorted(result.invalid_names)),
+        mutants_killed=result.tests.kills if graded else None,
+        kill_rate=round(result.tests.kills / len(result.tests.mutants), 4) if graded else None,
+        required=("survived" if result.tests.required_survivors else "killed") if graded else "",
+        invalid_tests=tuple(sorted(result.tests.invalid_names)),
         seconds=round(time.monotonic() - started, 1),
         note=verdict(result, workspace.option()),
-        graded=result.graded,
-        killed=tuple(done.mutant.id for done in result.mutants if result.killed(done))
-        if result.graded else (),
+        graded=result.tests.graded,
+        killed=tuple(done.mutant.id for done in result.tests.mutants if result.tests.killed(done))
+        if result.tests.graded else (),
         course_failed=tuple(record.name for record in course.failures) if course else (),
-        refusal="" if result.graded else (result.problem or (
-            f"invalid tests: {', '.join(sorted(result.invalid_names))}" if result.invalid
-            else "")),
+        refusal="" if result.tests.graded else (result.tests.problem or (
+            f"invalid tests: {', '.join(sorted(result.tests.invalid_names))}"
+            if result.tests.invalid else "")),
     )
 
 

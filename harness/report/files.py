@@ -93,14 +93,14 @@ def status(result: Check, done: mutation.MutantResult) -> str:
         return "Timeout"
     if done.run.status is not Status.OK:
         return "RuntimeError"
-    return "Killed" if result.killed(done) else "Survived"
+    return "Killed" if result.tests.killed(done) else "Survived"
 
 
 def reason(result: Check, done: mutation.MutantResult) -> str:
     """Why it has its status: the first killing test's message, how its run ended, or a hint."""
     if done.run.status is not Status.OK:
         return f"the run ended early ({done.run.status.value}): {done.run.detail}".strip()
-    killers = set(result.killers(done))
+    killers = set(result.tests.killers(done))
     for record in done.run.failures:
         if record.name in killers:
             return f"{record.name}: {message(record, 8)}"
@@ -145,7 +145,7 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float,
     row is a check that passed or failed; the points are the verdict row's (see ``points``)."""
     tests = []
     course = {record.name: record for record in result.course.records} if result.course else {}
-    chapter = result.chapter
+    chapter = result.tests.chapter
     for number, name in enumerate(chapter.course_test_names, 1):
         record = course.get(name)
         passed = record is not None and record.outcome == "passed"
@@ -153,16 +153,16 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float,
                 f"not run: the course run ended early ({result.course.status.value})"
                 if record is None else f"{record.outcome}: {message(record, 40)}")
         tests.append(row(f"course test {name}", passed, said, f"1.{number}", "course"))
-    missing = result.missing_names
+    missing = result.tests.missing_names
     required = in_words(len(chapter.required_tests))
     tests.append(row(f"the {required} required test names", not missing,
                      f"all {required} present" if not missing else
                      f"missing: {', '.join(missing)} "
                      f"(all of {', '.join(chapter.required_tests)})",
                      "2.1", "your tests"))
-    graded = result.graded
-    for number, done in enumerate(result.mutants, 1):
-        killed = graded and result.killed(done)
+    graded = result.tests.graded
+    for number, done in enumerate(result.tests.mutants, 1):
+        killed = graded and result.tests.killed(done)
         said = (f"{status(result, done)}: " + reason(result, done) if graded else
                 "not graded: your tests are invalid on a correct tree (see the output)")
         tests.append(row(f"mutant {done.mutant.id}: {done.mutant.title}", killed, said,
@@ -231,7 +231,7 @@ def junit(result: Check) -> str:
     """The course tests as a JUnit XML test suite."""
     run = result.course
     records = {record.name: record for record in run.records} if run else {}
-    chapter = result.chapter
+    chapter = result.tests.chapter
     suite = ElementTree.Element("testsuite", name=f"{chapter.id} course tests")
     failures = errors = 0
     for name in chapter.course_test_names:
@@ -261,10 +261,10 @@ def junit(result: Check) -> str:
 
 def stryker(result: Check) -> dict:
     """The mutation testing report (schemaVersion 2) of the student's tests on the mutants."""
-    chapter = result.chapter
+    chapter = result.tests.chapter
     source = chapter.reference_source()
     mutants = []
-    for done in result.mutants:
+    for done in result.tests.mutants:
         mutant = done.mutant
         entry = {
             "id": mutant.id,
@@ -278,9 +278,9 @@ def stryker(result: Check) -> dict:
             "duration": round(done.run.seconds * 1000),
         }
         if status(result, done) == "Killed":
-            entry["killedBy"] = list(result.killers(done))
+            entry["killedBy"] = list(result.tests.killers(done))
         mutants.append(entry)
-    tests = [{"id": name, "name": name} for name in result.names]
+    tests = [{"id": name, "name": name} for name in result.tests.names]
     return {
         "schemaVersion": "2",
         "thresholds": {"high": chapter.threshold_percent, "low": chapter.threshold_percent},
@@ -328,19 +328,20 @@ def page(result: Check, verdict: str, staff: bool, name: str = "") -> str:
     if staff:  # the verdict line speaks to the student; staff read it of the submission
         verdict = verdict.replace("your tests", whose).replace("your tree",
                                                                "the submission's tree")
-    chapter, total = result.chapter, len(result.mutants)
-    met = result.graded and result.rate_met and not result.required_survivors
+    chapter, total = result.tests.chapter, len(result.tests.mutants)
+    met = result.tests.graded and result.tests.rate_met and not result.tests.required_survivors
     if total:
         percent = chapter.threshold_percent
-        score = (f"{result.kills} of {total} mutants killed ({result.kills / total:.0%}); "
+        kills = result.tests.kills
+        score = (f"{kills} of {total} mutants killed ({kills / total:.0%}); "
                  f"the bar is {percent}% ({needed(total, percent)} of {total}) with "
                  f"{chapter.required_names} killed")
     else:
         score = f"{whose} were not run on the mutants"
     rows = []
-    for done in result.mutants:
+    for done in result.tests.mutants:
         state = status(result, done)
-        said = ", ".join(result.killers(done)) if state == "Killed" else (
+        said = ", ".join(result.tests.killers(done)) if state == "Killed" else (
             done.mutant.hint if state == "Survived" else reason(result, done))
         id = (f"<a href='#diff-{done.mutant.id}'>{done.mutant.id}</a>" if staff
               else done.mutant.id)
@@ -361,7 +362,7 @@ def page(result: Check, verdict: str, staff: bool, name: str = "") -> str:
         f"<h2>{chapter.id} {chapter.title}: {whose} against the planted mutants</h2>",
         f"<p class='score {'met' if met else 'unmet'}'>{html.escape(score)}</p>",
     ]
-    if not result.graded and total:
+    if not result.tests.graded and total:
         parts.append(f"<p><b>Provisional:</b> {whose} are invalid on a correct tree (above), "
                      "so this score does not count.</p>")
     parts += ["<table><thead><tr><th>id</th><th>pitfall</th><th>status</th>"
@@ -374,9 +375,9 @@ def page(result: Check, verdict: str, staff: bool, name: str = "") -> str:
 
 def staff_sections(result: Check) -> list[str]:
     """The reference with each mutant's lines marked, and every mutant's diff."""
-    source = result.chapter.reference_source().splitlines()
+    source = result.tests.chapter.reference_source().splitlines()
     marks: dict[int, list[str]] = {}
-    for done in result.mutants:
+    for done in result.tests.mutants:
         for line in changed_lines(done.mutant.patch):
             marks.setdefault(min(max(line, 1), len(source)), []).append(done.mutant.id)
     lines = []
@@ -387,7 +388,7 @@ def staff_sections(result: Check) -> list[str]:
         lines.append(f"<span class='{kind}'>{number:4d}  {html.escape(text)}{label}</span>")
     parts = ["<h2>Staff only: the reference, each mutant's lines marked</h2>",
              f"<pre class='source'>{''.join(lines)}</pre>", "<h2>Staff only: the diffs</h2>"]
-    for done in result.mutants:
+    for done in result.tests.mutants:
         parts.append(f"<h3 id='diff-{done.mutant.id}'>{done.mutant.id}: "
                      f"{html.escape(done.mutant.title)}</h3>{coloured(done.mutant.patch)}")
     return parts
@@ -407,7 +408,7 @@ def course_section(result: Check) -> list[str]:
         return []
     records = {record.name: record for record in result.course.records}
     rows = []
-    for name in result.chapter.course_test_names:
+    for name in result.tests.chapter.course_test_names:
         record = records.get(name)
         state = ("not run" if record is None else "pass" if record.outcome == "passed"
                  else "FAIL")
@@ -425,11 +426,11 @@ def course_section(result: Check) -> list[str]:
 def invalid_section(result: Check, whose: str) -> list[str]:
     """The tests that fail on a correct tree, each with the tree and why; or the problem."""
     parts = []
-    if result.problem:
-        parts.append(f"<p><b>Not graded:</b> {html.escape(result.problem)}</p>")
-    if result.invalid:
+    if result.tests.problem:
+        parts.append(f"<p><b>Not graded:</b> {html.escape(result.tests.problem)}</p>")
+    if result.tests.invalid:
         rows = [f"<tr><td>{html.escape(entry.name)}</td><td>{html.escape(entry.where)}</td>"
-                f"<td>{html.escape(entry.detail)}</td></tr>" for entry in result.invalid]
+                f"<td>{html.escape(entry.detail)}</td></tr>" for entry in result.tests.invalid]
         parts += [f"<h2>Invalid: {whose} that fail on a correct tree</h2>",
                   "<table><thead><tr><th>test</th><th>fails on</th><th>why</th></tr></thead>"
                   "<tbody>", *rows, "</tbody></table>"]

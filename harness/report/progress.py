@@ -53,8 +53,7 @@ class Display:
                 self.stream.write(f"[{seconds:4.0f} s] {line}\n")
             else:
                 if isinstance(event, Event) and event.stage == COURSE_STAGE:
-                    name, _, state = event.what.rpartition(" ")
-                    self.stream.write(f"{ERASE}  {state:<4}  {name}\n")
+                    self.stream.write(f"{ERASE}  {event.outcome:<4}  {event.subject}\n")
                 self.stream.write(ERASE + self.status(seconds))
                 self.shown = True
             self.stream.flush()

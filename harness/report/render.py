@@ -67,26 +67,26 @@ def print_course(run: RunResult, chapter: Chapter, out: TextIO | None = None) ->
 def verdict(result: grading.Check, option: str, platform: bool = False) -> str:
     """One line: PASSED, or what is wrong and what to do first. On a course platform
     (``platform``) the next step is to submit again, never a command."""
-    chapter, total = result.chapter, len(result.mutants)
+    chapter, total = result.tests.chapter, len(result.tests.mutants)
     if result.passed:
-        done = (f"PASSED: the course tests pass and your tests kill {result.kills} of {total} "
-                f"mutants, {chapter.required_names} among them.")
+        done = (f"PASSED: the course tests pass and your tests kill {result.tests.kills} of "
+                f"{total} mutants, {chapter.required_names} among them.")
         return done if platform else f"{done} Next: `ol diff {chapter.id}{option}`."
     wrong, todo = [], []
     if not result.course_passed:
         wrong.append("course tests fail")
         todo.append("fix your tree until the course tests pass")
-    if result.problem or result.invalid:
+    if result.tests.problem or result.tests.invalid:
         wrong.append("grade refused: your tests are invalid")
         todo.append("make every test pass on a correct tree")
-    if result.missing_names:
-        wrong.append(f"{counted(len(result.missing_names), 'required test')} missing")
-        todo.append(f"add {', '.join(result.missing_names)}")
-    if result.mutants and result.required_survivors:
-        wrong.append(f"{' and '.join(result.required_survivors)} survives")
+    if result.tests.missing_names:
+        wrong.append(f"{counted(len(result.tests.missing_names), 'required test')} missing")
+        todo.append(f"add {', '.join(result.tests.missing_names)}")
+    if result.tests.mutants and result.tests.required_survivors:
+        wrong.append(f"{' and '.join(result.tests.required_survivors)} survives")
         todo.append(chapter.required_test_hint)
-    if result.mutants and not result.rate_met:
-        wrong.append(f"{result.kills} of {total} mutants killed, "
+    if result.tests.mutants and not result.tests.rate_met:
+        wrong.append(f"{result.tests.kills} of {total} mutants killed, "
                      f"{needed(total, chapter.threshold_percent)} needed")
         todo.append("read the hints of the survivors")
     again = "submit again" if platform else f"run `ol check {chapter.id}{option}`"
@@ -116,52 +116,52 @@ def write_check(result: grading.Check, radix: str, tests: str, option: str | Non
     def say(line: str = "") -> None:
         print(line, file=out)
 
-    chapter = result.chapter
+    chapter = result.tests.chapter
     say(f"ol check {chapter.id}{option or ''}\n\n1. The course tests against your tree "
         f"({radix}):")
     print_course(result.course, chapter, out)
     say(f"\n2. Your tests ({tests}) on {len(chapter.correct_trees)} correct trees:")
-    if result.on_reference is not None:
-        say(f"  {len(result.on_reference.records)} tests; " + "; ".join(
-            f"on {where}: {tally(run)}" for where, run in result.correct_runs))
-    if result.problem:
-        say(f"  {result.problem}.")
-    if audience == "staff" or (result.problem and result.flags):  # the scan is a lint
+    if result.tests.on_reference is not None:
+        say(f"  {len(result.tests.on_reference.records)} tests; " + "; ".join(
+            f"on {where}: {tally(run)}" for where, run in result.tests.correct_runs))
+    if result.tests.problem:
+        say(f"  {result.tests.problem}.")
+    if audience == "staff" or (result.tests.problem and result.flags):  # the scan is a lint
         for flag in result.flags:
             say(f"  FLAGGED (a lint, not graded) {flag}")
-    for entry in result.invalid:
+    for entry in result.tests.invalid:
         say(f"  INVALID {short(entry.name)} fails on {entry.where}: {entry.detail}")
-    say(f"  required tests missing: {', '.join(result.missing_names) or 'none'}")
-    if result.own is not None:
-        coverage = result.own.coverage
+    say(f"  required tests missing: {', '.join(result.tests.missing_names) or 'none'}")
+    if result.tests.own is not None:
+        coverage = result.tests.own.coverage
         said = coverage.summary() if coverage is not None else (
-            f"not measured: the run on your tree did not finish ({result.own.status.value})")
+            f"not measured: the run on your tree did not finish ({result.tests.own.status.value})")
         say(f"  coverage of {radix} by your tests (not graded): {said}")
         if coverage is not None and missed:
             for line in coverage.missed() or ["every line and branch runs"]:
                 say(f"    {line}")
         elif coverage is not None and coverage.missed() and option is not None:
             say(f"    `ol check {chapter.id}{option} --missed` lists what they never run")
-    if result.mutants:
-        graded = "" if result.graded else " (provisional: without the invalid tests)"
-        say(f"\n3. Your tests against the {len(result.mutants)} planted mutants{graded}:")
+    if result.tests.mutants:
+        graded = "" if result.tests.graded else " (provisional: without the invalid tests)"
+        say(f"\n3. Your tests against the {len(result.tests.mutants)} planted mutants{graded}:")
         rows = [(done.mutant.id, done.mutant.title, mutant_state(result, done))
-                for done in result.mutants]
+                for done in result.tests.mutants]
         table(rows, ("id", "pitfall", "result"), out)
         say(f"\n  {kill_rate(result)}")
     say(f"\n{verdict(result, option or '', platform=option is None)}")
 
 
 def mutant_state(result: grading.Check, done: mutation.MutantResult) -> str:
-    killers = result.killers(done)
+    killers = result.tests.killers(done)
     return f"killed by {listing(killers)}" if killers else f"SURVIVED  hint: {done.mutant.hint}"
 
 
 def kill_rate(result: grading.Check) -> str:
-    chapter, total = result.chapter, len(result.mutants)
+    chapter, total = result.tests.chapter, len(result.tests.mutants)
     percent = chapter.threshold_percent
-    state = "killed" if not result.required_survivors else "SURVIVED (required)"
-    return (f"kill rate {result.kills} of {total} = {result.kills / total:.0%} "
+    state = "killed" if not result.tests.required_survivors else "SURVIVED (required)"
+    return (f"kill rate {result.tests.kills} of {total} = {result.tests.kills / total:.0%} "
             f"(needs {percent}%: {needed(total, percent)} of {total}); "
             f"{chapter.required_names} {state}")
 
