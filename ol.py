@@ -221,12 +221,11 @@ def cmd_tdd(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     workspace = open_workspace(args, chapter)
     close_to_runs(engine, chapter)
     if args.phase == "red":
-        workspace.require(radix=False, tests=True)
-        report = grading.tdd_red(engine, workspace)
+        report = grading.tdd_red(engine, workspace.snapshot(tree=False, tests=True))
         print(f"ol tdd red: your tests against the stub ({workspace.tests})")
     else:
-        workspace.require(radix=True, tests=True)
-        report = grading.tdd_green(engine, workspace, args.ref_deps)
+        submission = workspace.snapshot(tree=True, tests=True, builds=not args.ref_deps)
+        report = grading.tdd_green(engine, submission, args.ref_deps)
         print(f"ol tdd green: your tests against your tree ({workspace.radix})")
     if report.rows:
         table([(row.state, short(row.name), row.detail) for row in report.rows],
@@ -305,13 +304,13 @@ def cmd_check(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
                if args.report else None)
     progress = Display()
     try:
-        workspace.require(radix=True, tests=True)
+        submission = workspace.snapshot(tree=True, tests=True, builds=not args.ref_deps)
         if args.require_sandbox:
             # closes ol to runs as well
             require_sandbox(engine, chapter, "ol check --require-sandbox")
         else:
             close_to_runs(engine, chapter)
-        result, text = check_and_report(engine, workspace, reports, progress, args.jobs,
+        result, text = check_and_report(engine, submission, reports, progress, args.jobs,
                                         args.refuse_flagged, args.missed, args.audience,
                                         args.platform, args.ref_deps)
     except OlError as error:
@@ -327,17 +326,18 @@ def cmd_check(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
     return ExitCode.PASSED if result.passed else ExitCode.NOT_PASSED
 
 
-def check_and_report(engine: Engine, workspace: workspace_module.Workspace,
+def check_and_report(engine: Engine, submission: workspace_module.Submission,
                      reports: reports_module.ReportFolder | None,
                      progress: Callable[[str], None] | None = None, jobs: int | None = None,
                      refuse_flagged: bool = False, missed: bool = False,
                      audience: str = "student", platform: bool = False,
                      ref_deps: bool = False) -> tuple[grading.Check, str]:
-    """`ol check` of one workspace: the result and its text, written to ``reports`` if any.
-    With ``platform`` the text is for a course platform's student (see show_check), and so
-    are the reports' texts."""
+    """`ol check` of one submission, as read once: the result and its text, written to
+    ``reports`` if any. With ``platform`` the text is for a course platform's student (see
+    show_check), and so are the reports' texts."""
     started = time.monotonic()
-    result = grading.check(engine, workspace, progress, jobs, refuse_flagged, ref_deps)
+    workspace = submission.workspace
+    result = grading.check(engine, submission, progress, jobs, refuse_flagged, ref_deps)
     text = io.StringIO()
     show_check(result, workspace, text, missed, audience, platform)
     if reports is not None:
@@ -348,8 +348,9 @@ def check_and_report(engine: Engine, workspace: workspace_module.Workspace,
 
 def cmd_diff(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     workspace = open_workspace(args, chapter)
-    theirs = grading.their_builds(engine, workspace, args.ref_deps)
-    implementation = grading.tree_source(engine, workspace, theirs)
+    submission = workspace.snapshot(tree=True, tests=False, builds=not args.ref_deps)
+    theirs = grading.their_builds(engine, submission, args.ref_deps)
+    implementation = grading.tree_source(engine, submission, theirs)
     course = grading.course_run(engine, implementation, chapter, beside=theirs)
     if not course.all_passed:
         failed = len(course.failures) or len(chapter.course_test_names)
@@ -382,11 +383,11 @@ def cmd_grade(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
     progress = Display()
     started = time.monotonic()
     try:
-        def check(workspace: workspace_module.Workspace, reports: reports_module.ReportFolder,
-                  runs: int) -> tuple[grading.Check, str]:
+        def check(submission: workspace_module.Submission,
+                  reports: reports_module.ReportFolder, runs: int) -> tuple[grading.Check, str]:
             # a worker of its own: nothing one submission's runs do reaches another's
             with engine.sibling() as own:
-                return check_and_report(own, workspace, reports, None, runs,
+                return check_and_report(own, submission, reports, None, runs,
                                         args.refuse_flagged, audience=args.audience)
 
         rows = batch.grade_all(check, args.submissions, args.out, jobs, chapter, args.audience,
@@ -437,7 +438,8 @@ def cmd_prairielearn(args: argparse.Namespace, engine: Engine, chapter: Chapter)
                             [args.root / name for name in PRAIRIELEARN_PRIVATE])
             workspace = workspace_module.gather(args.root / "student", Path(scratch) / "ws",
                                                 chapter)
-            result, text = check_and_report(engine, workspace, None, platform=True)
+            submission = workspace.snapshot(tree=True, tests=True, builds=True)
+            result, text = check_and_report(engine, submission, None, platform=True)
             said = reports_module.prairielearn(result, text, verdict(result, "", True),
                                                time.monotonic() - started, args.scoring)
         except OlError as error:

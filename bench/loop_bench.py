@@ -67,8 +67,8 @@ def one_round(folder: Path) -> dict[str, float]:
                                            str(spaces["passing"])])[0]
     with Engine() as engine:
         started = time.perf_counter()
-        workspace = Workspace(spaces["passing"], CHAPTER)
-        grading.course_run(engine, grading.tree_source(engine, workspace), CHAPTER)
+        submission = Workspace(spaces["passing"], CHAPTER).snapshot(tree=True, tests=False)
+        grading.course_run(engine, grading.tree_source(engine, submission), CHAPTER)
         seconds["the course part alone"] = time.perf_counter() - started
     return seconds
 

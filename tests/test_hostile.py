@@ -181,9 +181,10 @@ def workspace(tmp_path: Path, tests: str, tree: str = SECOND_TREE) -> Workspace:
 def grade(tmp_path: Path, tests: str) -> grading.TestsGrade:
     """The student's tests graded as `ol check` grades them, without the course stage."""
     ws = workspace(tmp_path, tests)
-    return grading.grade_tests(RUNS, ws, ws.suite(), ws.read(ws.tests),
-                               grading.correct_trees(DS07), grading.tree_source(RUNS, ws),
-                               workers=2, progress=None)
+    submission = ws.snapshot(tree=True, tests=True)
+    return grading.grade_tests(RUNS, ws, submission.suite(), grading.correct_trees(DS07),
+                               grading.tree_source(RUNS, submission), workers=2,
+                               progress=None)
 
 
 def refused(result: grading.TestsGrade) -> bool:
@@ -509,7 +510,7 @@ def test_a_package_root_that_patches_pytest_never_runs(tmp_path):
     ws = workspace(tmp_path, PASSING_TESTS, tree=REFERENCE + BROKEN)
     (ws.package / "__init__.py").write_text(
         "import _pytest.runner\n_pytest.runner.call_and_report = lambda *a, **k: None\n")
-    run = course(grading.tree_source(RUNS, ws))
+    run = course(grading.tree_source(RUNS, ws.snapshot(tree=True, tests=False)))
     assert run.status is Status.OK and not run.all_passed
 
 
@@ -616,9 +617,10 @@ def test_a_conftest_that_turns_failures_into_passes_is_never_loaded(tmp_path):
             outcome = yield
             outcome.get_result().outcome = "passed"
         """))
-    result = grading.grade_tests(RUNS, ws, ws.suite(), ws.read(ws.tests),
-                                 grading.correct_trees(DS07), grading.tree_source(RUNS, ws),
-                                 workers=2, progress=None)
+    submission = ws.snapshot(tree=True, tests=True)
+    result = grading.grade_tests(RUNS, ws, submission.suite(), grading.correct_trees(DS07),
+                                 grading.tree_source(RUNS, submission), workers=2,
+                                 progress=None)
     assert refused(result)
     assert "test_always_fails" in {entry.name for entry in result.invalid}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import io
 import json
 import os
@@ -583,7 +584,11 @@ def test_ol_grade_grades_each_submission_and_a_broken_one_does_not_stop_the_batc
     assert rows[0]["course_tests_passed"] == "11" and rows[1]["course_tests_passed"] == ""
     assert rows[0]["mutants_killed"] == str(TOTAL) and rows[0]["kill_rate"] == "1.0"
     assert "does not import" in rows[1]["note"] and "missing" in rows[2]["note"]
-    assert json.loads((out / "summary.json").read_text())["submissions"][0]["s11"] == "killed"
+    alice = json.loads((out / "summary.json").read_text())["submissions"][0]
+    assert alice["s11"] == "killed"
+    assert alice["files"] == {  # what was graded, as read at the start of alice's check
+        name: hashlib.sha256((good / name).read_bytes()).hexdigest()
+        for name in ("tl_ds/radix.py", "tests/test_ds07_radix.py")}
     assert (out / "alice" / "reports" / "results.json").exists()
     assert "not graded" in (out / "bob" / "check.txt").read_text()
 
@@ -609,7 +614,8 @@ def numbers_written_as_text(data, where: str = "") -> list[str]:
 SUBMISSION_TYPES = {"submission": str, "verdict": str, "course_tests_passed": (int, NoneType),
                     "mutants_killed": (int, NoneType), "kill_rate": (float, int, NoneType),
                     "s11": str, "invalid_tests": list, "seconds": (float, int), "note": str,
-                    "graded": bool, "killed": list, "course_failed": list, "refusal": str}
+                    "graded": bool, "killed": list, "course_failed": list, "refusal": str,
+                    "files": dict}
 
 
 def test_summary_json_holds_counts_shares_and_times_as_json_numbers(tmp_path):

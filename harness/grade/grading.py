@@ -29,7 +29,7 @@ from harness.errors import OlError, OlFault
 from harness.grade import catalog, mutation
 from harness.grade.course import contract, meets_threshold, needed_chapters, references
 from harness.grade.scan import Flag, allowed, scan
-from harness.grade.workspace import Workspace, no_tests, stub_source
+from harness.grade.workspace import Submission, Workspace, no_tests, stub_source
 from harness.run.engine import Engine, cores, run_together
 from harness.run.judge import RunResult, Status, TestRecord
 from harness.run.layout import Suite
@@ -95,21 +95,24 @@ class TddReport:
 Modules = tuple[tuple[str, str], ...]  # (module, text): what an implementation builds on
 
 
-def their_builds(engine: Engine, workspace: Workspace, ref_deps: bool = False) -> Modules:
+def their_builds(engine: Engine, submission: Submission, ref_deps: bool = False) -> Modules:
     """What the student's own tree builds on: the chapters it needs, as the student wrote
-    them, each proven to import and pass its course tests; or their references, with
-    ``ref_deps``. OlError, naming the chapter and the two ways on, when one falls short."""
+    them (read with the submission), each proven to import and pass its course tests; or
+    their references, with ``ref_deps``. OlError, naming the chapter and the two ways on,
+    when one falls short."""
+    workspace = submission.workspace
     chapter = workspace.chapter
     if ref_deps:
         return references(chapter)
     theirs: list[tuple[str, str]] = []
+    own = dict(submission.builds)
     for needed in needed_chapters(chapter):
         path = workspace.root / needed.implementation
+        text = own.get(needed.id)
         problem = ""
-        if not path.is_file():
+        if text is None:
             problem = f"there is no {path}"
         else:
-            text = workspace.read(path)
             below = tuple(theirs)
             if engine.probe_import(text, contract(needed), below) is not None:
                 problem = f"{path} does not import"
@@ -128,13 +131,14 @@ def their_builds(engine: Engine, workspace: Workspace, ref_deps: bool = False) -
     return tuple(theirs)
 
 
-def tree_source(engine: Engine, workspace: Workspace, theirs: Modules = ()) -> str:
+def tree_source(engine: Engine, submission: Submission, theirs: Modules = ()) -> str:
     """The student's implementation, after proving in a confined process that it imports
     (with ``theirs``, what it builds on, beside it)."""
-    text = workspace.radix_text()
-    problem = engine.probe_import(text, contract(workspace.chapter), theirs)
+    text = submission.tree
+    assert text is not None, "a submission read without its tree has no implementation"
+    problem = engine.probe_import(text, contract(submission.chapter), theirs)
     if problem is not None:
-        raise workspace.does_not_import(problem)
+        raise submission.workspace.does_not_import(problem)
     return text
 
 
@@ -155,9 +159,9 @@ def run_problem(run: RunResult) -> str:
     return ""
 
 
-def tdd_red(engine: Engine, workspace: Workspace) -> TddReport:
-    run = run_students_tests(engine, workspace.suite(), workspace,
-                             stub_source(workspace.chapter), trusted=True)
+def tdd_red(engine: Engine, submission: Submission) -> TddReport:
+    run = run_students_tests(engine, submission.suite(), submission.workspace,
+                             stub_source(submission.chapter), trusted=True)
     rows = []
     for record in run.records:
         if record.outcome == "passed":
@@ -172,11 +176,12 @@ def tdd_red(engine: Engine, workspace: Workspace) -> TddReport:
     return TddReport(tuple(rows), run_problem(run))
 
 
-def tdd_green(engine: Engine, workspace: Workspace, ref_deps: bool = False) -> TddReport:
-    theirs = their_builds(engine, workspace, ref_deps)
-    suite = dataclasses.replace(workspace.suite(), beside=theirs)
-    implementation = tree_source(engine, workspace, theirs)
-    run = run_students_tests(engine, suite, workspace, implementation, trusted=False)
+def tdd_green(engine: Engine, submission: Submission, ref_deps: bool = False) -> TddReport:
+    theirs = their_builds(engine, submission, ref_deps)
+    suite = dataclasses.replace(submission.suite(), beside=theirs)
+    implementation = tree_source(engine, submission, theirs)
+    run = run_students_tests(engine, suite, submission.workspace, implementation,
+                             trusted=False)
     rows = tuple(
         Row(record.name, "green") if record.outcome == "passed" else
         Row(record.name, "failing", f"{record.outcome}: {message(record)}"
@@ -363,7 +368,7 @@ def shuffled(jobs: list) -> list:
     return random.SystemRandom().sample(jobs, len(jobs))
 
 
-def check(engine: Engine, workspace: Workspace, progress: Progress | None = None,
+def check(engine: Engine, submission: Submission, progress: Progress | None = None,
           jobs: int | None = None, refuse_flagged: bool = False,
           ref_deps: bool = False) -> Check:
     """Grade a workspace: course tests on its tree, its tests on correct trees and mutants.
@@ -376,11 +381,11 @@ def check(engine: Engine, workspace: Workspace, progress: Progress | None = None
     the file is refused only when ``refuse_flagged``; what keeps a test from reaching a
     tree other than through the proxy is the sandbox, not the scan.
     """
-    suite = workspace.suite()  # a test file that does not compile stops here, before any run
-    theirs = their_builds(engine, workspace, ref_deps)
-    implementation = tree_source(engine, workspace, theirs)
-    tests_text = workspace.read(workspace.tests)
-    chapter = workspace.chapter
+    suite = submission.suite()  # a test file that does not compile stops here, before any run
+    theirs = their_builds(engine, submission, ref_deps)
+    implementation = tree_source(engine, submission, theirs)
+    tests_text = submission.tests
+    chapter = submission.chapter
     correct = correct_trees(chapter)
     workers = max(1, (jobs or cores()) - 1)
     cancel = threading.Event()
@@ -395,7 +400,7 @@ def check(engine: Engine, workspace: Workspace, progress: Progress | None = None
                     "builds trees and asserts on what they return, and may import only "
                     f"{allowed()}. Remove what is flagged"))
             else:
-                tests = grade_tests(engine, workspace, suite, tests_text, correct,
+                tests = grade_tests(engine, submission.workspace, suite, correct,
                                     implementation, workers, progress, theirs)
             return Check(course=course.result(), tests=tests, flags=flags)
         except BaseException:
@@ -410,7 +415,7 @@ def correct_trees(chapter: Chapter) -> tuple[tuple[str, str], ...]:
                  for where, path in chapter.correct_trees)
 
 
-def grade_tests(engine: Engine, workspace: Workspace, suite: Suite, tests_text: str,
+def grade_tests(engine: Engine, workspace: Workspace, suite: Suite,
                 correct: tuple[tuple[str, str], ...], own: str, workers: int,
                 progress: Progress | None, theirs: Modules = ()) -> TestsGrade:
     """The student's tests on the ``correct`` trees ((name, source), the reference first)

@@ -11,6 +11,7 @@ Nothing here ever changes a file that exists.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import re
 import stat
@@ -21,7 +22,7 @@ from pathlib import Path
 from harness.chapter import Chapter
 from harness.errors import OlError
 from harness.grade.catalog import load_catalog
-from harness.grade.course import contract, in_words, references
+from harness.grade.course import contract, in_words, needed_chapters, references
 from harness.grade.syntax import parse
 from harness.run.layout import Suite
 
@@ -197,10 +198,18 @@ class Workspace:
                           f"({error.reason} at byte {error.start}). Save it as UTF-8, then "
                           "submit again.") from None
 
-    def radix_text(self) -> str:
-        """The student's implementation, read as ol reads every file of theirs."""
-        self.require(radix=True, tests=False)
-        return self.read(self.radix)
+    def snapshot(self, *, tree: bool, tests: bool, builds: bool = False) -> Submission:
+        """The files a command grades, read once, now: the tree and the tests when asked
+        (OlError, saying what to run, when one is missing), and, with ``builds``, the
+        student's own tree of each chapter this one needs (None where there is none).
+        Nothing below reads the student's files again."""
+        self.require(radix=tree, tests=tests)
+        own = tuple((needed.id, self.read(self.root / needed.implementation)
+                     if (self.root / needed.implementation).is_file()
+                     or (self.root / needed.implementation).is_symlink() else None)
+                    for needed in (needed_chapters(self.chapter) if builds else ()))
+        return Submission(self, self.read(self.radix) if tree else None,
+                          self.read(self.tests) if tests else None, own)
 
     def does_not_import(self, problem: str) -> OlError:
         """What to do about an implementation that does not import (``problem`` says why)."""
@@ -214,29 +223,59 @@ class Workspace:
                        f"{unrooted(problem.strip(), chapter)}\n\nMake it import (it must "
                        f"define {chapter.class_name}), then submit again.")
 
+
+@dataclass(frozen=True)
+class Submission:
+    """A workspace's files as one command grades them, read once at its start: every part
+    of one verdict sees the same texts, whatever happens to the files meanwhile."""
+
+    workspace: Workspace
+    tree: str | None                 # the implementation's text; None: not read
+    tests: str | None                # the test file's text; None: not read
+    builds: tuple[tuple[str, str | None], ...] = ()  # (chapter id, the student's tree of it)
+
+    @property
+    def chapter(self) -> Chapter:
+        return self.workspace.chapter
+
+    @property
+    def hashes(self) -> dict[str, str]:
+        """The SHA-256 of each file read, by its path in the submission."""
+        chapter = self.chapter
+        texts = [(chapter.implementation, self.tree), (chapter.student_tests, self.tests),
+                 *((find_needed(chapter, id).implementation, text) for id, text in self.builds)]
+        return {path.as_posix(): hashlib.sha256(text.encode()).hexdigest()
+                for path, text in texts if text is not None}
+
     def suite(self) -> Suite:
-        """The student's tests, as a suite the engine runs; OlError when it names no test."""
-        self.require(radix=False, tests=True)
-        source = self.read(self.tests)
+        """The student's tests, as a suite the engine runs; OlError when the file does not
+        compile or names no test."""
+        workspace, source = self.workspace, self.tests
+        assert source is not None, "a submission read without its tests has no suite"
         try:  # parsing only: nothing of the file runs here
-            compile(source, str(self.tests), "exec", dont_inherit=True)
+            compile(source, str(workspace.tests), "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as error:
             said = "".join(traceback.format_exception_only(type(error), error)).rstrip()
             shown = "\n".join(f"    {line}" for line in said.splitlines())
             if isinstance(error, SyntaxError):  # as Python shows it, named as submitted
                 error.filename = self.chapter.student_tests.as_posix()
             as_submitted = "".join(traceback.format_exception_only(type(error), error)).rstrip()
-            raise OlError(f"{self.tests} does not compile, so none of its tests can run:\n"
+            raise OlError(f"{workspace.tests} does not compile, so none of its tests can run:\n"
                           f"{shown}\nFix it, then run the command again.",
                           platform=f"Not graded: your tests, "
                           f"{self.chapter.student_tests.as_posix()}, do not "
                           f"compile, so none of them could run:\n\n{as_submitted}\n\nFix "
                           "that line, then submit again.") from None
         if not names_a_test(source):
-            raise no_tests(self)
+            raise no_tests(workspace)
         # trees only behind the proxy
-        return Suite(files=(self.tests,), contract=contract(self.chapter), proxy=(),
+        return Suite(files=(), tests=((workspace.tests.name, source),),
+                     contract=contract(self.chapter), proxy=(),
                      beside=references(self.chapter))
+
+
+def find_needed(chapter: Chapter, id: str) -> Chapter:
+    return next(needed for needed in needed_chapters(chapter) if needed.id == id)
 
 
 def names_a_test(source: str) -> bool:

@@ -15,16 +15,16 @@ import json
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.chapter import Chapter
 from harness.errors import OlError, OlFault
 from harness.grade.catalog import load_catalog
 from harness.grade.grading import Check
-from harness.grade.workspace import Workspace
+from harness.grade.workspace import Submission, Workspace
 from harness.report.class_page import INTERNAL, class_page, class_summary
 from harness.report.files import ReportFolder
 from harness.report.render import verdict
@@ -32,7 +32,7 @@ from harness.run.engine import cores
 
 # How a command grades one workspace: its check and the terminal text, its reports written
 # into the folder given; the third argument is how many runs it may make at once.
-Grader = Callable[[Workspace, ReportFolder, int], tuple[Check, str]]
+Grader = Callable[[Submission, ReportFolder, int], tuple[Check, str]]
 
 # the files' names for the fields of a Row; "required" is named after the chapter's required
 # mutants (see columns)
@@ -66,6 +66,9 @@ class Row:
     killed: tuple[str, ...] = ()         # the mutants its valid tests killed
     course_failed: tuple[str, ...] = ()  # the course tests its tree failed
     refusal: str = ""                    # why its tests were not graded, when they were not
+    # the SHA-256 of each file graded, by its path in the submission: what a regrade
+    # request can be checked against
+    files: Mapping[str, str] = field(default_factory=dict)
 
 
 def folder_names(submissions: Sequence[Path]) -> list[str]:
@@ -96,9 +99,9 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter,
     folder.mkdir()
     workspace = Workspace(path, chapter)
     try:
-        workspace.require(radix=True, tests=True)
+        submission = workspace.snapshot(tree=True, tests=True, builds=True)
         reports = ReportFolder(folder / "reports", audience, name, scoring)
-        result, text = check(workspace, reports, jobs)
+        result, text = check(submission, reports, jobs)
     except OlError as error:
         return failed(folder, name, str(error), started)
     except OlFault as error:  # ol's fault, not the submission's: said so, and never a grade
@@ -129,6 +132,7 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter,
         refusal="" if result.tests.graded else (result.tests.problem or (
             f"invalid tests: {', '.join(sorted(result.tests.invalid_names))}"
             if result.tests.invalid else "")),
+        files=submission.hashes,
     )
 
 

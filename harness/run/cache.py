@@ -124,7 +124,8 @@ class RunCache:
                  "expected": None if expected is None else sorted(expected),
                  "trusted": trusted, "sandbox": sandbox,
                  "module": [contract.module, contract.cls, list(contract.exports)],
-                 "beside": [list(module) for module in suite.beside]}
+                 "beside": [list(module) for module in suite.beside],
+                 "tests": [list(test) for test in suite.tests]}
         digest.update(json.dumps(fixed, sort_keys=True).encode())
         digest.update(b"\0tree\0" + implementation.encode())
         return digest.hexdigest()

@@ -56,10 +56,13 @@ class Contract:
 
 @dataclass(frozen=True)
 class Suite:
-    """Test files to copy into ``tests/`` and support files or packages for ``support/``."""
+    """Test files to copy into ``tests/`` (``files``, paths of course material) or to write
+    there (``tests``, (name, text): a submission's, as read once), and support files or
+    packages for ``support/``."""
 
     files: tuple[Path, ...]
     contract: Contract
+    tests: tuple[tuple[str, str], ...] = ()
     support: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     # None: the implementation is the contract's module in the test process (only for our
@@ -120,6 +123,8 @@ def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, f
     tests.mkdir()
     for item in suite.files:
         copy_item(item, tests / item.name)
+    for name, text in suite.tests:
+        (tests / name).write_text(text, encoding="utf-8")
     (test / "home").mkdir()
     (test / "pytest.ini").write_text(
         "[pytest]\npythonpath = impl support\ntestpaths = tests\n", encoding="utf-8")

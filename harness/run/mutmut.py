@@ -96,6 +96,8 @@ def lay_out(folder: Path, module: Path, source: str, suite: Suite, package: str)
     (folder / "tests").mkdir()
     for item in suite.files:
         copy_item(item, folder / "tests" / item.name)
+    for name, text in suite.tests:
+        (folder / "tests" / name).write_text(text, encoding="utf-8")
     support = []
     for item in suite.support:
         copy_item(item, folder / item.name)
