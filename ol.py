@@ -282,10 +282,10 @@ def close_to_runs(engine: Engine, chapter: Chapter, private: Sequence[Path] = ()
         return
     guarded = [PROJECT, chapter.manifest, chapter.reference, chapter.catalog.parent,
                *private, *([engine.cache.folder] if engine.cache is not None else [])]
-    exposed = sandbox.readable_by(sandbox.SANDBOX_UID, [path for path in guarded
-                                                        if path.exists()])
+    exposed = sandbox.readable_by(engine.sandbox.uid, [path for path in guarded
+                                                       if path.exists()])
     if exposed:
-        raise OlError(f"the uid sandbox runs submissions as uid {sandbox.SANDBOX_UID}, which "
+        raise OlError(f"the uid sandbox runs submissions as uid {engine.sandbox.uid}, which "
                       f"could read {exposed[0]}: run `chmod 700 {exposed[0]}` (or close a "
                       "folder above it to other users) and grade again")
 
@@ -546,12 +546,15 @@ def build_parser() -> Parser:
 @dataclass(frozen=True)
 class Settings:
     """What a command is told besides its inputs, read once here from its flags and the
-    environment, and passed down: nothing below ol.py reads an environment variable."""
+    environment, and passed down: nothing below ol.py reads a setting of ol from the
+    environment."""
 
     sandbox: str                # --sandbox, else OL_SANDBOX, else auto
     strict: bool                # a fresh worker per run: --isolation strict or OL_ISOLATION
     cache: Path | None          # where results are kept; None: kept nowhere
     chapters: tuple[Path, ...] = ()  # folders of further chapter manifests: OL_CHAPTERS
+    sandbox_uid: int = sandbox.NOBODY  # who submission code runs as in the uid sandbox:
+    # OL_SANDBOX_UID (the Gradescope bundle sets it to a dedicated user)
 
     @classmethod
     def read(cls, args: argparse.Namespace, environ: Mapping[str, str]) -> Settings:
@@ -559,12 +562,28 @@ class Settings:
         return cls(sandbox=getattr(args, "sandbox", None) or environ.get("OL_SANDBOX") or "auto",
                    strict=isolation == "strict", cache=cache_folder(args, environ),
                    chapters=tuple(Path(folder) for folder in
-                                  environ.get("OL_CHAPTERS", "").split(os.pathsep) if folder))
+                                  environ.get("OL_CHAPTERS", "").split(os.pathsep) if folder),
+                   sandbox_uid=sandbox_uid(environ))
+
+    def serves(self, engine: Engine, cache: RunCache | None) -> bool:
+        """Whether ``engine`` was made as these settings (with ``cache``) would make one."""
+        return (engine.sandbox_mode, engine.fresh, engine.sandbox_uid, engine.cache) == (
+            self.sandbox, self.strict, self.sandbox_uid, cache)
 
     def chapter(self, args: argparse.Namespace) -> Chapter:
         """The chapter the command names; the course's first for one that names none."""
         module = getattr(args, "module", None)
         return chapters.default() if module is None else chapters.find(module, self.chapters)
+
+
+def sandbox_uid(environ: Mapping[str, str]) -> int:
+    said = environ.get("OL_SANDBOX_UID", "").strip()
+    if not said:
+        return sandbox.NOBODY
+    if not said.isdigit() or int(said) == 0:
+        raise OlError(f"OL_SANDBOX_UID is {said!r}: name the numeric uid of an unprivileged "
+                      "user that owns nothing (not 0), or unset it for nobody (65534).")
+    return int(said)
 
 
 def cache_folder(args: argparse.Namespace, environ: Mapping[str, str]) -> Path | None:
@@ -614,7 +633,10 @@ def reused(engine: Engine) -> None:
         print(f"\nnote: kept no results and reused none: {cache.problem}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int:
+    """``ol argv``; its exit code. ``engine``: one to run in, kept open (a test session's),
+    used only when it was made with the settings this command reads; else (and by
+    default) the command makes its own and closes it."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -626,10 +648,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = next(record.handler for record in COMMANDS if record.name == args.command)
         settings = Settings.read(args, os.environ)
         chapter = settings.chapter(args)
-        with Engine(settings.sandbox, settings.strict,
-                    run_cache(args, settings.cache, chapter)) as engine:
+        cache = run_cache(args, settings.cache, chapter)
+        if engine is not None and settings.serves(engine, cache):
             code = handler(args, engine, chapter)
             reused(engine)
+            return code
+        with Engine(settings.sandbox, settings.strict, cache, settings.sandbox_uid) as own:
+            code = handler(args, own, chapter)
+            reused(own)
             return code
     except OlError as error:
         print(f"ol: {error}", file=sys.stderr)

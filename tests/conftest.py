@@ -7,8 +7,11 @@ import yields for each run; in this project's own run it is the reference, loade
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,8 +21,11 @@ from pathlib import Path
 
 import pytest
 
+import ol
 from harness.chapter import find
+from harness.grade import catalog
 from harness.grade.course import contract
+from harness.report import batch
 from harness.run import cgroups, sandbox
 from harness.run.engine import Engine
 
@@ -133,3 +139,106 @@ def interrupt(argv: list[str], scratch: Path, cwd: Path) -> tuple[int, str]:
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     return process.returncode, err
+
+
+# --- the commands, as a student runs them: shared by test_ol, test_reports, test_platforms
+
+PASSING = DS07.examples / "passing"
+FAILING = DS07.examples / "failing"
+DATA = Path(__file__).with_name("data")
+TREE = (PASSING / "tl_ds" / "radix.py").read_text(encoding="utf-8")
+
+TOTAL = len(catalog.load_catalog(DS07))
+PERCENT = DS07.threshold_percent  # the planted mutants, as many as the catalog lists
+
+
+def ol_run(*argv: str | Path, shared: bool = True) -> tuple[int, str, str]:
+    """``ol argv`` in process: (exit code, stdout, stderr). The command runs in the
+    session's engine when its settings are the session's (ol.main checks), so the suite
+    starts one sandbox and one worker, not one per command; with ``shared`` False it makes
+    its own, as the command line does."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = ol.main([str(arg) for arg in argv], engine=RUNS if shared else None)
+    return code, out.getvalue(), err.getvalue()
+
+
+def verdict_line(out: str) -> str:
+    """The verdict of `ol check`'s output (a line about reports may follow it)."""
+    return [line for line in out.splitlines() if line.startswith(("PASSED", "NOT PASSED"))][-1]
+
+
+def bad_input(*argv: str | Path) -> str:
+    """Run ``ol argv``, which must refuse it with exit 2 and no traceback; its message."""
+    code, out, err = ol_run(*argv)
+    assert code == ol.ExitCode.BAD_INPUT, (out, err)
+    assert "Traceback" not in out + err
+    said = [line for line in err.splitlines() if not line.startswith("[")]  # progress lines
+    assert said and said[0].startswith("ol: "), err
+    return "\n".join(said)
+
+
+@pytest.fixture
+def workspace(tmp_path) -> Path:
+    """A fresh workspace from `ol start`, with the passing example's tests and tree."""
+    root = tmp_path / "ws"
+    assert ol_run("start", "ds.07", "--workspace", root)[0] == ol.ExitCode.PASSED
+    shutil.copy(PASSING / "tests" / "test_ds07_radix.py", root / "tests" / "test_ds07_radix.py")
+    (root / "tl_ds" / "radix.py").write_text(TREE, encoding="utf-8")
+    return root
+
+
+def write_tests(root: Path, body: str) -> None:
+    (root / "tests" / "test_ds07_radix.py").write_text(body, encoding="utf-8")
+
+
+AUDIENCE = {"passing": "staff", "failing": "student"}
+
+
+@pytest.fixture(scope="session")
+def reports(tmp_path_factory) -> dict[str, Path]:
+    """Where `checked` writes each example's reports: staff for passing, student for failing."""
+    root = tmp_path_factory.mktemp("reports")
+    return {name: root / name for name in AUDIENCE}
+
+
+@pytest.fixture(scope="session")
+def checked(reports) -> dict[str, tuple[int, str, str]]:
+    before = git_status()
+    runs = {name: ol_run("check", "ds.07", "--workspace", DS07.examples / name,
+                         "--report", reports[name], "--audience", audience)
+            for name, audience in AUDIENCE.items()}
+    assert git_status() == before
+    return runs
+
+
+def a_class(mutants: tuple) -> list[batch.Row]:
+    """Five submissions: two passes (18 and 13 kills), a fail that misses s11, a refused
+    suite that killed everything, and one that could not be graded."""
+    ids = [mutant.id for mutant in mutants]
+    without_s11 = tuple(id for id in ids if id != "s11")
+    return [
+        batch.Row("ann", "passed", 11, 18, 1.0, "killed", (), 50.0, "", graded=True,
+                  killed=tuple(ids)),
+        batch.Row("ben", "passed", 11, 13, 0.7222, "killed", (), 50.0, "", graded=True,
+                  killed=tuple(ids[:13]) if "s11" in ids[:13] else (*ids[:12], "s11")),
+        batch.Row("cy", "not passed", 11, 17, 0.9444, "survived", (), 50.0, "", graded=True,
+                  killed=without_s11),
+        batch.Row("dee", "not passed", 11, 18, 1.0, "killed", ("test_x",), 50.0, "",
+                  graded=False, refusal="invalid tests: test_x"),
+        batch.Row("eve", "error", None, None, None, "", (), 1.0, "missing",
+                  refusal="tl_ds/radix.py missing"),
+    ]
+
+
+def class_html(tmp_path: Path) -> str:
+    mutants = catalog.load_catalog(DS07)
+    rows = a_class(mutants)
+    for row in rows:  # the files ol grade leaves for each
+        (tmp_path / row.submission).mkdir()
+        (tmp_path / row.submission / "check.txt").write_text("")
+        if row.verdict != "error":
+            (tmp_path / row.submission / "reports").mkdir()
+            (tmp_path / row.submission / "reports" / "mutation.html").write_text("")
+    batch.write_summary(tmp_path, rows, DS07)
+    return (tmp_path / "class.html").read_text()

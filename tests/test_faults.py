@@ -128,7 +128,8 @@ def check_while_killing(workspace: Path, times: int, after: float) -> tuple[int,
     killer = Killer(times, after)
     killer.start()
     try:
-        code, out, err = ol_run("check", "ds.07", "--workspace", workspace)
+        # a worker of the command's own, which the killer tells from the session's
+        code, out, err = ol_run("check", "ds.07", "--workspace", workspace, shared=False)
     finally:
         killer.done.set()
     return code, out, err, len(killer.killed)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import ol
+from harness.errors import OlError
 from harness.run.engine import Engine
 
 
@@ -48,15 +51,52 @@ def test_an_engine_made_without_settings_reads_no_environment(monkeypatch):
     assert (engine.sandbox_mode, engine.isolation) == ("auto", "fast")
 
 
-def test_the_sandbox_the_environment_names_is_the_one_a_command_uses(monkeypatch, capsys):
-    monkeypatch.setenv("OL_SANDBOX", "none")
-    made = []
+@pytest.fixture
+def made(monkeypatch) -> list[str]:
+    """The sandbox mode of every Engine made from now on, in order."""
+    modes: list[str] = []
     real = Engine.__init__
 
     def remember(self, *args, **kwargs):
         real(self, *args, **kwargs)
-        made.append(self.sandbox_mode)
+        modes.append(self.sandbox_mode)
 
     monkeypatch.setattr(Engine, "__init__", remember)
+    return modes
+
+
+def test_the_sandbox_the_environment_names_is_the_one_a_command_uses(monkeypatch, capsys,
+                                                                      made):
+    monkeypatch.setenv("OL_SANDBOX", "none")
     ol.main(["tests", "ds.07"])
     assert made == ["none"]
+
+
+def test_the_uid_sandbox_user_is_read_once_from_the_environment_and_a_bad_one_refused(capsys):
+    assert settings(CHECK, {}).sandbox_uid == 65534  # nobody
+    assert settings(CHECK, {"OL_SANDBOX_UID": "64000"}).sandbox_uid == 64000
+    for bad in ("0", "root", "-5"):
+        with pytest.raises(OlError, match="OL_SANDBOX_UID"):
+            settings(CHECK, {"OL_SANDBOX_UID": bad})
+
+
+def test_an_engine_hands_its_sandbox_user_to_the_sandbox_it_chooses():
+    with Engine("none", sandbox_uid=64000) as engine:
+        assert engine.sandbox.uid == 64000
+        with engine.sibling() as sibling:
+            assert sibling.sandbox is engine.sandbox  # chosen once, not probed again
+
+
+def test_a_command_runs_in_an_engine_it_is_given_only_when_it_was_made_with_its_settings(
+        monkeypatch, capsys, made):
+    monkeypatch.delenv("OL_SANDBOX", raising=False)
+    monkeypatch.delenv("OL_ISOLATION", raising=False)
+    given, other = Engine(), Engine("none")
+    made.clear()
+    assert ol.main(["tests", "ds.07"], engine=given) == ol.ExitCode.PASSED
+    assert made == []  # ran in the engine given, which stays open for the next command
+    ol.main(["tests", "ds.07"], engine=other)
+    assert made == ["auto"]  # made with other settings: the command made its own
+    monkeypatch.setenv("OL_SANDBOX", "none")
+    ol.main(["tests", "ds.07"], engine=given)
+    assert made == ["auto", "none"]

@@ -40,8 +40,11 @@ class Engine:
     """
 
     def __init__(self, sandbox_mode: str = "auto", fresh: bool = False,
-                 cache: RunCache | None = None) -> None:
+                 cache: RunCache | None = None, sandbox_uid: int = sandbox.NOBODY,
+                 chosen: sandbox.Sandbox | None = None) -> None:
         self.sandbox_mode = sandbox_mode
+        self.sandbox_uid = sandbox_uid  # the user submission code runs as in the uid sandbox
+        self.chosen = chosen  # the sandbox, once chosen (by this engine or the one it copies)
         self.fresh = fresh
         self.cache = cache  # results by content: a run whose inputs are unchanged is not run
         self.lock = threading.Lock()
@@ -66,12 +69,15 @@ class Engine:
     def current(self) -> Runner:
         with self.lock:
             if self.runner is None:
-                self.runner = Runner(sandbox.choose(self.sandbox_mode), fresh=self.fresh)
+                if self.chosen is None:
+                    self.chosen = sandbox.choose(self.sandbox_mode, self.sandbox_uid)
+                self.runner = Runner(self.chosen, fresh=self.fresh)
             return self.runner
 
     def sibling(self) -> Engine:
-        """An engine like this one (sandbox, isolation, cache) with a worker of its own."""
-        return Engine(self.sandbox_mode, self.fresh, self.cache)
+        """An engine like this one (its sandbox, as chosen once, its isolation and cache)
+        with a worker of its own."""
+        return Engine(self.sandbox_mode, self.fresh, self.cache, self.sandbox_uid, self.sandbox)
 
     def close(self) -> None:
         """The worker stops and the run folders go."""

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from harness.errors import OlError
 from harness.run import accounts, cgroups
-from harness.run.sandbox import SANDBOX_UID, Sandbox
+from harness.run.sandbox import Sandbox
 
 OUTPUT_LIMIT = 64_000       # characters of a run's output kept
 RECORDS_LIMIT = 32 << 20    # bytes of records a run may write; more is a crash
@@ -130,7 +130,7 @@ class Worker:
         errors = tempfile.TemporaryFile()  # noqa: SIM115 - read if the worker fails to start
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
                "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-               "OL_SANDBOX_UID": str(SANDBOX_UID)}
+               "OL_SANDBOX_UID": str(self.sandbox.uid)}
         self.groups = cgroups.make(WORKER_PROCESSES, worker_memory())
         if self.groups is not None and self.uid is not None:
             self.groups.hand_over(self.uid)
@@ -407,7 +407,7 @@ class Runner:
         """In the uid sandbox: a side of submission code is its user's; ours stays private.
         In bubblewrap as root: every side is the runner's host user's (each side sees only
         its own folder)."""
-        owner = self.uid if self.uid is not None else SANDBOX_UID
+        owner = self.uid if self.uid is not None else self.sandbox.uid
         if self.sandbox.mode == "uid" and not untrusted:
             side.chmod(0o700)
             return

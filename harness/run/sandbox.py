@@ -43,7 +43,7 @@ MODES = ("auto", "bwrap", "uid", "none")
 INSIDE_PAYLOAD = "/ol-payload"
 INSIDE_LIB = "/ol-lib"
 INSIDE_GROUPS = "/ol-cgroup"
-SANDBOX_UID = int(os.environ.get("OL_SANDBOX_UID", "65534"))  # nobody
+NOBODY = 65534  # the user submission code runs as in the uid sandbox, unless told
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/ld.so.cache",
           "/etc/alternatives")
 PACKAGES = ("pytest", "hypothesis", "coverage")  # what a run imports, with what they require
@@ -54,6 +54,7 @@ class Sandbox:
     mode: str               # bwrap, uid or none
     bwrap: str = ""         # the bwrap binary, in mode bwrap
     reason: str = ""        # why a stronger mode was not used, for a person
+    uid: int = NOBODY       # the user submission code runs as, in mode uid
 
     @property
     def confined(self) -> bool:
@@ -66,7 +67,7 @@ class Sandbox:
         as host user ``uid`` when one is given (ol runs as root: see accounts.py)."""
         python = os.path.realpath(sys.executable)
         if self.mode != "bwrap":
-            reach = accounts.reach([*uid_needed(), str(runs)], SANDBOX_UID) \
+            reach = accounts.reach([*uid_needed(), str(runs)], self.uid) \
                 if self.mode == "uid" else []
             return entering(groups, [
                 *reach, python, "-I", "-S", str(PAYLOAD / "fork_worker.py"), str(fd),
@@ -214,9 +215,10 @@ def bwrap_binary() -> str:
     return str(path) if path and os.path.exists(path) else ""
 
 
-@functools.cache
-def choose(requested: str = "auto") -> Sandbox:
-    """The sandbox to use: the one requested, or the strongest that starts here."""
+def choose(requested: str = "auto", uid: int = NOBODY) -> Sandbox:
+    """The sandbox to use: the one requested, or the strongest that starts here (probed
+    afresh: an Engine chooses once and keeps its choice). ``uid``: the user submission code
+    runs as in the uid sandbox."""
     if requested not in MODES:
         raise OlError(f"unknown sandbox {requested!r}: choose one of {', '.join(MODES)}")
     reasons = []
@@ -224,29 +226,29 @@ def choose(requested: str = "auto") -> Sandbox:
         binary = bwrap_binary()
         problem = probe(binary) if binary else "bubblewrap (bwrap) is not installed"
         if problem is None:
-            return Sandbox("bwrap", binary)
+            return Sandbox("bwrap", binary, uid=uid)
         if requested == "bwrap":
             raise OlError(f"the bubblewrap sandbox cannot start here: {problem}")
         reasons.append(problem)
     if requested in ("auto", "uid"):
-        problem = uid_problem()
+        problem = uid_problem(uid)
         if problem is None:
-            return Sandbox("uid", reason="; ".join(reasons))
+            return Sandbox("uid", reason="; ".join(reasons), uid=uid)
         if requested == "uid":
             raise OlError(f"the uid sandbox cannot be used here: {problem}")
         reasons.append(problem)
     if requested == "none":
         reasons.append("no sandbox was asked for (--sandbox none, or OL_SANDBOX=none)")
-    return Sandbox("none", reason="; ".join(reasons))
+    return Sandbox("none", reason="; ".join(reasons), uid=uid)
 
 
-def uid_problem() -> str | None:
-    """None when runs can be started as the sandbox user here, else why not."""
+def uid_problem(uid: int = NOBODY) -> str | None:
+    """None when runs can be started as the sandbox user ``uid`` here, else why not."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return "ol does not run as root, so runs cannot be started as another user"
     closed = accounts.unreadable(uid_needed())
     if closed:
-        return (f"the sandbox user (uid {SANDBOX_UID}) cannot read {closed[0]}, which the "
+        return (f"the sandbox user (uid {uid}) cannot read {closed[0]}, which the "
                 "runs need: install Python and the packages where every user can read them")
     return None
 
