@@ -158,6 +158,7 @@ class _Channel:
             except BlockingIOError:
                 if _time.perf_counter() > end:
                     return None
+                _os.sched_yield()  # the tree's process may be waiting for this core
 
 
 _channel = _Channel()

@@ -11,6 +11,7 @@ TypeError that names the rule.
 """
 
 DEPTH = 64  # nesting a value may have
+SCALARS = frozenset({type(None), bool, int, float, str})  # what JSON carries as it is
 
 RULE = ("a value that crosses to a graded tree must be plain data: None, bool, int, float, "
         "str, bytes, or tuples, lists and dicts of them")
@@ -24,8 +25,12 @@ def encode(value, depth: int = 0):
     if value is None or kind in (bool, int, float, str):
         return value
     if kind is list:
+        if SCALARS.issuperset(map(type, value)):  # the usual case, checked from C
+            return value
         return [encode(item, depth + 1) for item in value]
     if kind is tuple:
+        if SCALARS.issuperset(map(type, value)):
+            return {"t": list(value)}
         return {"t": [encode(item, depth + 1) for item in value]}
     if kind is bytes:
         return {"b": value.hex()}
@@ -43,10 +48,14 @@ def decode(value, depth: int = 0):
     if value is None or kind in (bool, int, float, str):
         return value
     if kind is list:
+        if SCALARS.issuperset(map(type, value)):  # a fresh list from json.loads
+            return value
         return [decode(item, depth + 1) for item in value]
     if kind is dict and len(value) == 1:
         (tag, inner), = value.items()
         if tag == "t" and type(inner) is list:
+            if SCALARS.issuperset(map(type, inner)):
+                return tuple(inner)
             return tuple(decode(item, depth + 1) for item in inner)
         if tag == "b" and type(inner) is str:
             return bytes.fromhex(inner)
