@@ -28,14 +28,22 @@ from harness.chapter import Chapter
 from harness.errors import OlError, OlFault
 from harness.grade import audit, catalog, grading, mutation
 from harness.grade import workspace as workspace_module
-from harness.grade.course import in_words, load_course_tests, needed
+from harness.grade.course import in_words, load_course_tests
 from harness.grade.score import SCORINGS
 from harness.report import audit as audit_report
 from harness.report import batch, bundle
 from harness.report import files as reports_module
 from harness.report.class_page import VERDICTS, course_count
 from harness.report.progress import Display
-from harness.report.render import counted, short, show_check, show_matrix, table, verdict
+from harness.report.render import (
+    counted,
+    show_check,
+    show_course_tests,
+    show_matrix,
+    show_tdd,
+    table,
+    verdict,
+)
 from harness.run import sandbox
 from harness.run.cache import RunCache, ol_version
 from harness.run.engine import Engine, cores
@@ -192,28 +200,7 @@ def cmd_start(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
 
 
 def cmd_tests(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
-    tests = load_course_tests(chapter)
-    print(f"The {counted(len(tests), 'course test')} of {chapter.id} "
-          f"({chapter.shown(chapter.course_test_file)}):\n")
-    for test in tests:
-        print(f"{short(test.name)}  [{test.kind}]")
-        print(f"    checks: {test.checks}")
-        print(f"    why:    {test.why}")
-    total = len(catalog.load_catalog(chapter))
-    percent = chapter.threshold_percent
-    rung = f" (rung {chapter.rung})" if chapter.rung else ""
-    print(f"\nYour own tests{rung}, in {chapter.student_tests.as_posix()}, import only "
-          f"`from {chapter.module} import {', '.join(chapter.exports)}` and must:")
-    required = len(chapter.required_tests)
-    print(f"  - include the {in_words(required)} test{'s' * (required != 1)} "
-          f"{', '.join(chapter.required_tests)};")
-    others = len(chapter.correct_trees) - 1
-    example = f", such as {chapter.open_choice}" if chapter.open_choice else ""
-    print(f"  - pass on the reference and on {counted(others, 'other correct tree')} (no test "
-          f"may rely on what the contract leaves open{example});")
-    print(f"  - kill {chapter.required_names} ({chapter.required_pitfall}): required;")
-    print(f"  - kill at least {percent}% of the {total} planted mutants, that is "
-          f"{needed(total, percent)} of {total}.")
+    show_course_tests(chapter, load_course_tests(chapter))
     return ExitCode.PASSED
 
 
@@ -227,38 +214,8 @@ def cmd_tdd(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
         submission = workspace.snapshot(tree=True, tests=True, builds=not args.ref_deps)
         report = grading.tdd_green(engine, submission, args.ref_deps)
         print(f"ol tdd green: your tests against your tree ({workspace.radix})")
-    if report.rows:
-        table([(row.state, short(row.name), row.detail) for row in report.rows],
-              ("state", "test", "why"))
-    if report.problem:
-        print(f"\nBROKEN: {report.problem}. Fix it, then run `ol tdd {args.phase} {chapter.id}"
-              f"{workspace.option()}` again.")
-        return ExitCode.NOT_PASSED
-    counts = {state: sum(row.state == state for row in report.rows)
-              for state in dict.fromkeys(row.state for row in report.rows)}
-    summary = ", ".join(f"{count} {state}" for state, count in counts.items())
-    option = workspace.option()
-    if args.phase == "red":
-        if report.passed:
-            every = "the test fails" if len(report.rows) == 1 else \
-                f"all {len(report.rows)} tests fail"
-            print(f"\nRED: {every} on the stub. Next: implement "
-                  f"{workspace.radix}, then run `ol tdd green {chapter.id}{option}`.")
-            return ExitCode.PASSED
-        print(f"\nNOT RED ({summary or 'no tests ran'}): every test must fail on the stub. "
-              "Make a vacuous test assert something the stub gets wrong, fix a broken test's "
-              f"own code, then run `ol tdd red {chapter.id}` again.")
-        return ExitCode.NOT_PASSED
-    if report.passed and all(row.state == "green" for row in report.rows):
-        every = "the test passes" if len(report.rows) == 1 else \
-            f"all {len(report.rows)} tests pass"
-        print(f"\nGREEN: {every} on your tree. Next: "
-              f"`ol check {chapter.id}{option}`.")
-        return ExitCode.PASSED
-    print(f"\nNOT GREEN ({summary or 'no tests ran'}): fix {workspace.radix} (or a test "
-          f"that asserts the wrong thing) until every test passes; skips and xfails do "
-          "not count.")
-    return ExitCode.NOT_PASSED
+    show_tdd(report, workspace)
+    return ExitCode.PASSED if report.passed else ExitCode.NOT_PASSED
 
 
 def require_sandbox(engine: Engine, chapter: Chapter, command: str,

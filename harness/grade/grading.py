@@ -82,14 +82,21 @@ class Row:
 
 @dataclass(frozen=True)
 class TddReport:
+    phase: str         # "red" (the tests on the stub) or "green" (on the student's tree)
     rows: tuple[Row, ...]
     problem: str = ""  # why the run as a whole says nothing (a crash, a collection error)
 
     @property
     def passed(self) -> bool:
-        wanted = "red" if any(row.state in ("red", "vacuous") for row in self.rows) else "green"
+        """Every test is in the phase's state, and at least one ran."""
         return (not self.problem and bool(self.rows)
-                and all(row.state == wanted for row in self.rows)) if self.rows else False
+                and all(row.state == self.phase for row in self.rows))
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many tests are in each state, in the order the states first appear."""
+        return {state: sum(row.state == state for row in self.rows)
+                for state in dict.fromkeys(row.state for row in self.rows)}
 
 
 Modules = tuple[tuple[str, str], ...]  # (module, text): what an implementation builds on
@@ -173,7 +180,7 @@ def tdd_red(engine: Engine, submission: Submission) -> TddReport:
             rows.append(Row(record.name, "red", f"{record.exception}"))
         else:
             rows.append(Row(record.name, "broken", message(record)))
-    return TddReport(tuple(rows), run_problem(run))
+    return TddReport("red", tuple(rows), run_problem(run))
 
 
 def tdd_green(engine: Engine, submission: Submission, ref_deps: bool = False) -> TddReport:
@@ -187,7 +194,7 @@ def tdd_green(engine: Engine, submission: Submission, ref_deps: bool = False) ->
         Row(record.name, "failing", f"{record.outcome}: {message(record)}"
             if record.broke else f"{record.outcome}: only a pass is green")
         for record in run.records)
-    return TddReport(rows, run_problem(run))
+    return TddReport("green", rows, run_problem(run))
 
 
 # --- ol check --------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from harness.chapter import Chapter
-from harness.grade import grading, mutation
-from harness.grade.course import needed
+from harness.grade import catalog, grading, mutation
+from harness.grade.course import CourseTest, in_words, needed
 from harness.grade.workspace import Workspace, unrooted
 from harness.run.judge import RunResult, Status
 
@@ -192,3 +192,65 @@ def show_matrix(rows: Sequence[mutation.MatrixRow], out: TextIO | None = None) -
     complete = sum(row.complete for row in rows)
     print(f"\n{killed} of {len(rows)} mutants killed; {complete} of {len(rows)} killed by "
           f"every course test their caught_by names.", file=out)
+
+
+def show_course_tests(chapter: Chapter, tests: Sequence[CourseTest],
+                      out: TextIO | None = None) -> None:
+    """What `ol tests` prints: each course test with what it checks and why, then what the
+    student's own tests must do."""
+    def say(line: str = "") -> None:
+        print(line, file=out)
+
+    say(f"The {counted(len(tests), 'course test')} of {chapter.id} "
+        f"({chapter.shown(chapter.course_test_file)}):\n")
+    for test in tests:
+        say(f"{short(test.name)}  [{test.kind}]")
+        say(f"    checks: {test.checks}")
+        say(f"    why:    {test.why}")
+    total = len(catalog.load_catalog(chapter))
+    percent = chapter.threshold_percent
+    rung = f" (rung {chapter.rung})" if chapter.rung else ""
+    say(f"\nYour own tests{rung}, in {chapter.student_tests.as_posix()}, import only "
+        f"`from {chapter.module} import {', '.join(chapter.exports)}` and must:")
+    required = len(chapter.required_tests)
+    say(f"  - include the {in_words(required)} test{'s' * (required != 1)} "
+        f"{', '.join(chapter.required_tests)};")
+    others = len(chapter.correct_trees) - 1
+    example = f", such as {chapter.open_choice}" if chapter.open_choice else ""
+    say(f"  - pass on the reference and on {counted(others, 'other correct tree')} (no test "
+        f"may rely on what the contract leaves open{example});")
+    say(f"  - kill {chapter.required_names} ({chapter.required_pitfall}): required;")
+    say(f"  - kill at least {percent}% of the {total} planted mutants, that is "
+        f"{needed(total, percent)} of {total}.")
+
+
+def show_tdd(report: grading.TddReport, workspace: Workspace, out: TextIO | None = None) -> None:
+    """What `ol tdd red|green` prints after its heading: the table of tests and its verdict
+    with the next step."""
+    def say(line: str = "") -> None:
+        print(line, file=out)
+
+    chapter, phase, option = workspace.chapter, report.phase, workspace.option()
+    if report.rows:
+        table([(row.state, short(row.name), row.detail) for row in report.rows],
+              ("state", "test", "why"), out)
+    if report.problem:
+        say(f"\nBROKEN: {report.problem}. Fix it, then run `ol tdd {phase} {chapter.id}"
+            f"{option}` again.")
+        return
+    summary = ", ".join(f"{count} {state}" for state, count in report.counts.items())
+    every = (f"the test {'fails' if phase == 'red' else 'passes'}" if len(report.rows) == 1
+             else f"all {len(report.rows)} tests {'fail' if phase == 'red' else 'pass'}")
+    if phase == "red" and report.passed:
+        say(f"\nRED: {every} on the stub. Next: implement "
+            f"{workspace.radix}, then run `ol tdd green {chapter.id}{option}`.")
+    elif phase == "red":
+        say(f"\nNOT RED ({summary or 'no tests ran'}): every test must fail on the stub. "
+            "Make a vacuous test assert something the stub gets wrong, fix a broken test's "
+            f"own code, then run `ol tdd red {chapter.id}` again.")
+    elif report.passed:
+        say(f"\nGREEN: {every} on your tree. Next: `ol check {chapter.id}{option}`.")
+    else:
+        say(f"\nNOT GREEN ({summary or 'no tests ran'}): fix {workspace.radix} (or a test "
+            "that asserts the wrong thing) until every test passes; skips and xfails do "
+            "not count.")
