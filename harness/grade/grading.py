@@ -112,7 +112,7 @@ def their_builds(engine: Engine, submission: Submission, ref_deps: bool = False)
     if ref_deps:
         return references(chapter)
     theirs: list[tuple[str, str]] = []
-    own = dict(submission.builds)
+    own = {needed.id: text for needed, text in submission.builds}
     for needed in needed_chapters(chapter):
         path = workspace.root / needed.implementation
         text = own.get(needed.id)

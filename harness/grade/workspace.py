@@ -204,12 +204,13 @@ class Workspace:
         student's own tree of each chapter this one needs (None where there is none).
         Nothing below reads the student's files again."""
         self.require(radix=tree, tests=tests)
-        own = tuple((needed.id, self.read(self.root / needed.implementation)
-                     if (self.root / needed.implementation).is_file()
-                     or (self.root / needed.implementation).is_symlink() else None)
-                    for needed in (needed_chapters(self.chapter) if builds else ()))
+        own = []
+        for needed in needed_chapters(self.chapter) if builds else ():
+            path = self.root / needed.implementation
+            there = path.is_file() or path.is_symlink()  # read refuses a link, saying so
+            own.append((needed, self.read(path) if there else None))
         return Submission(self, self.read(self.radix) if tree else None,
-                          self.read(self.tests) if tests else None, own)
+                          self.read(self.tests) if tests else None, tuple(own))
 
     def does_not_import(self, problem: str) -> OlError:
         """What to do about an implementation that does not import (``problem`` says why)."""
@@ -232,7 +233,8 @@ class Submission:
     workspace: Workspace
     tree: str | None                 # the implementation's text; None: not read
     tests: str | None                # the test file's text; None: not read
-    builds: tuple[tuple[str, str | None], ...] = ()  # (chapter id, the student's tree of it)
+    # each chapter this one needs, with the student's own tree of it (None: there is none)
+    builds: tuple[tuple[Chapter, str | None], ...] = ()
 
     @property
     def chapter(self) -> Chapter:
@@ -243,7 +245,7 @@ class Submission:
         """The SHA-256 of each file read, by its path in the submission."""
         chapter = self.chapter
         texts = [(chapter.implementation, self.tree), (chapter.student_tests, self.tests),
-                 *((find_needed(chapter, id).implementation, text) for id, text in self.builds)]
+                 *((needed.implementation, text) for needed, text in self.builds)]
         return {path.as_posix(): hashlib.sha256(text.encode()).hexdigest()
                 for path, text in texts if text is not None}
 
@@ -272,10 +274,6 @@ class Submission:
         return Suite(files=(), tests=((workspace.tests.name, source),),
                      contract=contract(self.chapter), proxy=(),
                      beside=references(self.chapter))
-
-
-def find_needed(chapter: Chapter, id: str) -> Chapter:
-    return next(needed for needed in needed_chapters(chapter) if needed.id == id)
 
 
 def names_a_test(source: str) -> bool:

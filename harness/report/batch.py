@@ -113,12 +113,12 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter,
                       "it again, and report the fault", started, verdict=INTERNAL)
     (folder / "check.txt").write_text(text, encoding="utf-8")
     course = result.course
-    passed = sum(record.outcome == "passed" for record in course.records) if course else 0
+    passed = sum(record.outcome == "passed" for record in course.records)
     graded = bool(result.tests.mutants)
     return Row(
         submission=name,
         verdict="passed" if result.passed else "not passed",
-        course_tests_passed=passed if course else None,
+        course_tests_passed=passed,
         mutants_killed=result.tests.kills if graded else None,
         kill_rate=round(result.tests.kills / len(result.tests.mutants), 4) if graded else None,
         required=("survived" if result.tests.required_survivors else "killed") if graded else "",
@@ -128,7 +128,7 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter,
         graded=result.tests.graded,
         killed=tuple(done.mutant.id for done in result.tests.mutants if result.tests.killed(done))
         if result.tests.graded else (),
-        course_failed=tuple(record.name for record in course.failures) if course else (),
+        course_failed=tuple(record.name for record in course.failures),
         refusal="" if result.tests.graded else (result.tests.problem or (
             f"invalid tests: {', '.join(sorted(result.tests.invalid_names))}"
             if result.tests.invalid else "")),

@@ -144,7 +144,7 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float,
     """Gradescope's autograder results; what a student sees, so never the reference. Every
     row is a check that passed or failed; the points are the verdict row's (see ``points``)."""
     tests = []
-    course = {record.name: record for record in result.course.records} if result.course else {}
+    course = {record.name: record for record in result.course.records}
     chapter = result.tests.chapter
     for number, name in enumerate(chapter.course_test_names, 1):
         record = course.get(name)
@@ -230,7 +230,7 @@ def row(name: str, passed: bool, output: str, number: str, tag: str) -> dict:
 def junit(result: Check) -> str:
     """The course tests as a JUnit XML test suite."""
     run = result.course
-    records = {record.name: record for record in run.records} if run else {}
+    records = {record.name: record for record in run.records}
     chapter = result.tests.chapter
     suite = ElementTree.Element("testsuite", name=f"{chapter.id} course tests")
     failures = errors = 0
@@ -404,8 +404,6 @@ def coloured(patch: str) -> str:
 
 def course_section(result: Check) -> list[str]:
     """The course tests on the tree, each with its first failure line."""
-    if result.course is None:
-        return []
     records = {record.name: record for record in result.course.records}
     rows = []
     for name in result.tests.chapter.course_test_names:
