@@ -8,7 +8,6 @@ turns into one paragraph and exit code 2; nothing below ``main`` exits.
 from __future__ import annotations
 
 import argparse
-import difflib
 import enum
 import io
 import json
@@ -28,20 +27,17 @@ from harness.chapter import Chapter
 from harness.errors import OlError, OlFault
 from harness.grade import audit, catalog, grading, mutation
 from harness.grade import workspace as workspace_module
-from harness.grade.course import in_words, load_course_tests
+from harness.grade.course import load_course_tests
 from harness.grade.score import SCORINGS
 from harness.report import audit as audit_report
-from harness.report import batch, bundle
+from harness.report import batch, bundle, console
 from harness.report import files as reports_module
-from harness.report.class_page import VERDICTS, course_count
 from harness.report.progress import Display
 from harness.report.render import (
-    counted,
     show_check,
     show_course_tests,
     show_matrix,
     show_tdd,
-    table,
     verdict,
 )
 from harness.run import sandbox
@@ -121,12 +117,9 @@ def cmd_mutants(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> i
     """The course suite against every planted mutant: who kills what."""
     mutants = catalog.load_catalog(chapter)
     suite = mutation.course_suite(chapter, "verdict")
-    print(f"ol mutants {chapter.id}: the {counted(len(chapter.course_test_names), 'course test')}"
-          f" against the {len(mutants)} planted mutants")
+    console.show_mutants_heading(chapter, len(mutants))
     baseline = mutation.prove_wiring(engine, suite, chapter.reference_source(), chapter)
-    print(f"wiring: the course tests pass on the reference "
-          f"({counted(len(baseline.records), 'test')}, "
-          f"{baseline.seconds:.1f} s) and kill the placebo")
+    console.show_wiring(baseline)
     limits = mutation.Limits.from_reference(baseline)
 
     progress = Display()
@@ -158,8 +151,7 @@ def cmd_audit(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
     progress = Display()
     try:
         if args.seeds is not None:
-            print(f"ol audit {chapter.id} --seeds {args.seeds}: the model test alone, "
-                  f"{args.seeds} seeds instead of the derandomized one")
+            console.show_seeds_heading(chapter, args.seeds)
             seeded = audit.run_seeds(engine, chapter, catalog.load_catalog(chapter),
                                      audit_mutants, args.seeds, args.jobs,
                                      lambda done: progress(f"mutant {done.mutant.id}"))
@@ -177,9 +169,7 @@ def cmd_audit(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
     label = chapter.shown(chapter.reference)
     target = audit.Target(chapter.reference_source(), mutation.course_suite(chapter, "verdict"),
                           chapter.equivalents, label, chapter)
-    print(f"ol audit {chapter.id}: mutmut on {label} against the "
-          f"{len(chapter.course_test_names)} course tests (the course profile's steps, without "
-          "shrinking)")
+    console.show_audit_heading(chapter, label)
     result = audit.audit(engine, target, args.jobs or cores(),
                          lambda line: print(f"  {line}", flush=True), audit_report.tallies())
     audit_report.report(result, target)
@@ -189,13 +179,7 @@ def cmd_audit(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
 def cmd_start(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     workspace = open_workspace(args, chapter)
     created, kept = workspace.start()
-    for path in created:
-        print(f"created  {path}")
-    for path in kept:
-        print(f"kept     {path} (it exists; ol start never overwrites)")
-    required = len(chapter.required_tests)
-    print(f"\nNext: write the {in_words(required)} test{'s' * (required != 1)} named in "
-          f"{workspace.tests}, then run `ol tdd red {chapter.id}{workspace.option()}`.")
+    console.show_started(workspace, created, kept)
     return ExitCode.PASSED
 
 
@@ -209,11 +193,9 @@ def cmd_tdd(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     close_to_runs(engine, chapter)
     if args.phase == "red":
         report = grading.tdd_red(engine, workspace.snapshot(tree=False, tests=True))
-        print(f"ol tdd red: your tests against the stub ({workspace.tests})")
     else:
         submission = workspace.snapshot(tree=True, tests=True, builds=not args.ref_deps)
         report = grading.tdd_green(engine, submission, args.ref_deps)
-        print(f"ol tdd green: your tests against your tree ({workspace.radix})")
     show_tdd(report, workspace)
     return ExitCode.PASSED if report.passed else ExitCode.NOT_PASSED
 
@@ -247,13 +229,6 @@ def close_to_runs(engine: Engine, chapter: Chapter, private: Sequence[Path] = ()
                       "folder above it to other users) and grade again")
 
 
-def unsandboxed_note(engine: Engine) -> None:
-    used = engine.sandbox
-    if not used.confined:
-        print(f"note: ran unsandboxed ({used.reason}); fine for your own work, but staff "
-              "grade in a sandbox")
-
-
 def cmd_check(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     workspace = open_workspace(args, chapter)
     reports = (reports_module.ReportFolder(args.report, args.audience,
@@ -277,9 +252,9 @@ def cmd_check(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
     finally:
         progress.close()
     sys.stdout.write(text)
-    unsandboxed_note(engine)
+    console.show_unsandboxed(engine.sandbox)
     if reports is not None:
-        print(f"\nreports: {', '.join(reports.written)} in {reports.folder}")
+        console.show_written(reports.folder, reports.written)
     return ExitCode.PASSED if result.passed else ExitCode.NOT_PASSED
 
 
@@ -311,22 +286,10 @@ def cmd_diff(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     course = grading.course_run(engine, implementation, chapter, beside=theirs)
     if not course.all_passed:
         failed = len(course.failures) or len(chapter.course_test_names)
-        print(f"ol diff refuses: {counted(failed, 'course test')} "
-              f"{'fails' if failed == 1 else 'fail'} on your tree, and the reference "
-              f"is shown only to a tree that passes them all. Run `ol check {chapter.id}"
-              f"{workspace.option()}` to see which, and fix them first.")
+        console.show_diff_refused(workspace, failed)
         return ExitCode.NOT_PASSED
-    lines = difflib.unified_diff(
-        implementation.splitlines(keepends=True),
-        chapter.reference_source().splitlines(keepends=True),
-        fromfile=f"{workspace.radix} (yours)",
-        tofile=f"reference {chapter.implementation.as_posix()}")
-    colours = {"+": "\033[32m", "-": "\033[31m", "@": "\033[36m"}
-    colour = sys.stdout.isatty()
-    for line in lines:
-        line = line if line.endswith("\n") else line + "\n"
-        start = colours.get(line[:1]) if colour else None
-        sys.stdout.write(f"{start}{line[:-1]}\033[0m\n" if start else line)
+    console.show_diff(workspace, implementation, chapter.reference_source(),
+                      colour=sys.stdout.isatty())
     return ExitCode.PASSED
 
 
@@ -351,16 +314,8 @@ def cmd_grade(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
                                progress, args.scoring)
     finally:
         progress.close()
-    planted = len(catalog.load_catalog(chapter))
-    table([(row.submission, row.verdict, course_count(row, chapter),
-            batch.kill_count(row, planted), row.required, f"{row.seconds:.0f} s")
-           for row in rows],
-          ("submission", "verdict", "course", "killed", chapter.required_names, "time"))
-    counts = {verdict: sum(row.verdict == verdict for row in rows)
-              for verdict in VERDICTS}
-    print(f"\n{len(rows)} submissions in {time.monotonic() - started:.0f} s: "
-          + ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
-          + f". Reports and summary.csv/summary.json in {args.out}")
+    console.show_grades(rows, chapter, len(catalog.load_catalog(chapter)),
+                        time.monotonic() - started, args.out)
     return ExitCode.PASSED
 
 
@@ -407,16 +362,13 @@ def cmd_prairielearn(args: argparse.Namespace, engine: Engine, chapter: Chapter)
     secret = results / f".ol-results-{secrets.token_hex(16)}"
     secret.write_text(json.dumps(said, indent=2) + "\n", encoding="utf-8")
     os.replace(secret, results / "results.json")
-    score = f"score {said['score']:.0%}" if said["gradable"] else "not gradable"
-    print(f"ol prairielearn: {score}; results in {results / 'results.json'}")
+    console.show_platform_result(said, results / "results.json")
     return ExitCode.PASSED
 
 
 def cmd_gradescope_bundle(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     names = bundle.write_bundle(args.out, chapter, args.scoring)
-    print(f"wrote {args.out}: setup.sh, run_autograder and {len(names) - 2} files of ol. "
-          "Upload it as the autograder of a Gradescope programming assignment; students "
-          f"submit {chapter.implementation.as_posix()} and {chapter.student_tests.as_posix()}.")
+    console.show_bundle(args.out, len(names) - 2, chapter)
     return ExitCode.PASSED
 
 
@@ -576,20 +528,6 @@ def run_cache(args: argparse.Namespace, folder: Path | None,
     return RunCache(folder)
 
 
-def reused(engine: Engine) -> None:
-    """One line saying what was reused, when anything was."""
-    cache = engine.cache
-    if cache is not None and cache.hits:
-        total = cache.hits + cache.misses
-        print(f"\nreused {cache.hits} of {total} results kept from earlier runs "
-              f"({cache.folder}); --fresh runs everything again")
-    if cache is not None and cache.unverified:
-        print(f"\n{counted(cache.unverified, 'kept result')} did not verify against the "
-              f"cache's key (forged or damaged): run again and replaced")
-    if cache is not None and cache.problem:
-        print(f"\nnote: kept no results and reused none: {cache.problem}")
-
-
 def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int:
     """``ol argv``; its exit code. ``engine``: one to run in, kept open (a test session's),
     used only when it was made with the settings this command reads; else (and by
@@ -608,11 +546,11 @@ def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int
         cache = run_cache(args, settings.cache, chapter)
         if engine is not None and settings.serves(engine, cache):
             code = handler(args, engine, chapter)
-            reused(engine)
+            console.show_reused(engine.cache)
             return code
         with Engine(settings.sandbox, settings.strict, cache, settings.sandbox_uid) as own:
             code = handler(args, own, chapter)
-            reused(own)
+            console.show_reused(own.cache)
             return code
     except OlError as error:
         print(f"ol: {error}", file=sys.stderr)

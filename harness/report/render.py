@@ -225,12 +225,14 @@ def show_course_tests(chapter: Chapter, tests: Sequence[CourseTest],
 
 
 def show_tdd(report: grading.TddReport, workspace: Workspace, out: TextIO | None = None) -> None:
-    """What `ol tdd red|green` prints after its heading: the table of tests and its verdict
-    with the next step."""
+    """What `ol tdd red|green` prints: which tests ran against which tree, the table of
+    tests and its verdict with the next step."""
     def say(line: str = "") -> None:
         print(line, file=out)
 
     chapter, phase, option = workspace.chapter, report.phase, workspace.option()
+    say(f"ol tdd red: your tests against the stub ({workspace.tests})" if phase == "red" else
+        f"ol tdd green: your tests against your tree ({workspace.radix})")
     if report.rows:
         table([(row.state, short(row.name), row.detail) for row in report.rows],
               ("state", "test", "why"), out)
