@@ -16,7 +16,6 @@ the next tree starts a fresh process, whose calls get HUNG_LIMIT seconds each.
 """
 
 import builtins as _builtins
-import json as _json
 import os as _os
 import select as _select
 import socket as _socket
@@ -24,7 +23,9 @@ import threading as _threading
 import time as _time
 
 from tree_wire import decode as _decode
+from tree_wire import dumps as _dumps
 from tree_wire import encode as _encode
+from tree_wire import loads as _loads
 
 __all__ = ["Remote", "constant", "view"]
 
@@ -115,7 +116,7 @@ class _Channel:
         if self.data is None:
             raise _TreeStopped("the tree's process has stopped")
         try:
-            self.data.sendall((_json.dumps(request) + "\n").encode())
+            self.data.sendall(_dumps(request))
         except OSError:
             raise _TreeStopped(self.ended()) from None
         reply = self.read_line()
@@ -142,8 +143,8 @@ class _Channel:
             self.pending += chunk
         line, self.pending = self.pending.split(b"\n", 1)
         try:
-            reply = _json.loads(line)
-        except ValueError:
+            reply = _loads(line)
+        except (ValueError, RecursionError):
             reply = None
         if not isinstance(reply, dict) or not ("ok" in reply or "raise" in reply):
             self.stop()

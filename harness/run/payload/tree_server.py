@@ -37,7 +37,7 @@ import socket
 import sys
 import time
 
-from tree_wire import decode, encode
+from tree_wire import decode, dumps, encode, loads
 
 OUTPUT_LIMIT = 64_000  # characters of the tree's prints passed on to stderr
 SPIN = 0.0002  # seconds a read polls for the next request before it sleeps
@@ -138,7 +138,7 @@ def serve(channel: socket.socket, side: dict) -> int:
     module = calls = None
     for line in lines(channel):
         try:
-            request = json.loads(line)
+            request = loads(line)
             if module is None:
                 module = importlib.import_module(side["module"])
                 calls = importlib.import_module(side["calls"])
@@ -147,7 +147,7 @@ def serve(channel: socket.socket, side: dict) -> int:
             reply = {"ok": encode(answer(request, trees, module, calls, views, side))}
         except BaseException as error:  # every failure is the caller's to judge
             reply = failure(error)
-        channel.sendall(f"{json.dumps(reply)}\n".encode())
+        channel.sendall(dumps(reply))
     if measure is not None:
         with open(os.path.join(folder, "coverage.json"), "w", encoding="utf-8") as report:
             json.dump(measure.stop(), report)

@@ -10,6 +10,11 @@ tagged, as one-key objects: ``{"t": [...]}`` a tuple, ``{"b": "hex"}`` bytes, ``
 TypeError that names the rule.
 """
 
+import json as _json
+from json import decoder as _decoder
+from json import encoder as _encoder
+from json import scanner as _scanner
+
 DEPTH = 64  # nesting a value may have
 SCALARS = frozenset({type(None), bool, int, float, str})  # what JSON carries as it is
 
@@ -71,3 +76,40 @@ def _key(key):
     except TypeError:
         raise ValueError("a dict key must be hashable plain data") from None
     return key
+
+
+def _refuse(value):
+    raise TypeError(f"{RULE}; got {type(value).__name__}")
+
+
+def _line_writer():
+    """JSON text of a message as one ASCII line. json.dumps builds a new C encoder on every
+    call, which costs more than encoding a call's message; this builds it once."""
+    make = _encoder.c_make_encoder
+    if make is None:  # a Python without the C accelerator
+        return lambda message: (_json.dumps(message, separators=(",", ":")) + "\n").encode()
+    encoder = make({}, _refuse, _encoder.encode_basestring_ascii, None, ":", ",", False, False,
+                   True)
+    return lambda message: ("".join(encoder(message, 0)) + "\n").encode("ascii")
+
+
+def _line_reader():
+    """The message of one line of JSON text; ValueError when it is anything else. The
+    scanner is json.loads's own, without its search for a byte encoding and whitespace."""
+    scan = _scanner.make_scanner(_decoder.JSONDecoder())
+
+    def read(line: bytes):
+        text = line.decode()
+        try:
+            message, end = scan(text, 0)
+        except StopIteration:
+            raise ValueError("not JSON") from None
+        if end != len(text):
+            raise ValueError("more than one JSON value on the line")
+        return message
+
+    return read
+
+
+dumps = _line_writer()  # message -> its line, newline included
+loads = _line_reader()  # a line without its newline -> the message
