@@ -127,10 +127,12 @@ class _Channel:
     def read_line(self) -> dict:
         """The next answer. Most come back within microseconds, so the read spins for up
         to _SPIN seconds before it sleeps in select (a sleep and wake-up costs far more)."""
-        deadline = _time.monotonic() + self.limit
+        deadline = None
         while b"\n" not in self.pending:
             chunk = self.spin_read()
             if chunk is None:
+                if deadline is None:  # taken only once the answer is slow to come
+                    deadline = _time.monotonic() + self.limit - _SPIN
                 left = deadline - _time.monotonic()
                 ready, _, _ = _select.select([self.data], [], [], max(0.0, left))
                 if not ready:
@@ -140,8 +142,14 @@ class _Channel:
                 chunk = self.data.recv(1 << 20)
             if not chunk:
                 raise _TreeStopped(self.ended())
+            if not self.pending and chunk.find(b"\n") == len(chunk) - 1:
+                return self.reply(chunk[:-1])  # the usual case: one whole answer in one read
             self.pending += chunk
         line, self.pending = self.pending.split(b"\n", 1)
+        return self.reply(line)
+
+    def reply(self, line: bytes) -> dict:
+        """The answer on ``line``; TreeStopped, stopping the tree, when it is unreadable."""
         try:
             reply = _loads(line)
         except (ValueError, RecursionError):

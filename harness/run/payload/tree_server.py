@@ -160,22 +160,30 @@ def lines(channel: socket.socket):
     and a wake-up cost far more than the poll)."""
     pending = b""
     while True:
-        while b"\n" not in pending:
-            end = time.perf_counter() + SPIN
-            chunk = None
-            while chunk is None:
-                try:
-                    chunk = channel.recv(1 << 20, socket.MSG_DONTWAIT)
-                except BlockingIOError:
-                    if time.perf_counter() > end:
-                        chunk = channel.recv(1 << 20)
-                    else:
-                        os.sched_yield()  # the tests' process may be waiting for this core
-            if not chunk:
-                return
+        newline = pending.find(b"\n")
+        if newline >= 0:
+            yield pending[:newline]
+            pending = pending[newline + 1:]
+            continue
+        chunk = read(channel)
+        if not chunk:
+            return
+        if not pending and chunk.find(b"\n") == len(chunk) - 1:
+            yield chunk[:-1]  # the usual case: one whole request in one read
+        else:
             pending += chunk
-        line, pending = pending.split(b"\n", 1)
-        yield line
+
+
+def read(channel: socket.socket) -> bytes:
+    """What the channel holds, polled for SPIN seconds, then waited for."""
+    end = time.perf_counter() + SPIN
+    while True:
+        try:
+            return channel.recv(1 << 20, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            if time.perf_counter() > end:
+                return channel.recv(1 << 20)
+            os.sched_yield()  # the tests' process may be waiting for this core
 
 
 def failure(error: BaseException) -> dict:
