@@ -20,7 +20,8 @@ def load_wire():
 wire = load_wire()
 
 PLAIN = [None, True, 3, -2**70, 2.5, "s", "é\u2028", b"\x00b", (1, (2,)), [1, [2, None]],
-         {1: "a", "k": (3,), (1, 2): [b"x"]}, [], (), {}]
+         {1: "a", "k": (3,), (1, 2): [b"x"]}, {"t": [1], "s": {"d": b"x", "b": None}},
+         [1, (2,), {"k": [3, (4,)]}], [], (), {}]
 
 
 def test_plain_data_comes_back_from_its_line_as_it_went():

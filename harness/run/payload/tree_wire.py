@@ -5,9 +5,9 @@ no eval: what crosses is data, so a request can never run code in the tree's pro
 
 A value is plain data: None, bool, int, float, str, and bytes, tuples, lists and dicts of
 plain data. JSON itself carries None, bool, int, float, str and lists; the others travel
-tagged, as one-key objects: ``{"t": [...]}`` a tuple, ``{"b": "hex"}`` bytes, ``{"d":
-[[key, value], ...]}`` a dict (so keys keep their types). Anything else is refused with a
-TypeError that names the rule.
+tagged, as one-key objects: ``{"t": [...]}`` a tuple, ``{"b": "hex"}`` bytes, ``{"s":
+{...}}`` a dict whose keys are all str, ``{"d": [[key, value], ...]}`` any other dict (so
+keys keep their types). Anything else is refused with a TypeError that names the rule.
 """
 
 import json as _json
@@ -17,6 +17,7 @@ from json import scanner as _scanner
 
 DEPTH = 64  # nesting a value may have
 SCALARS = frozenset({type(None), bool, int, float, str})  # what JSON carries as it is
+STR = frozenset({str})
 
 RULE = ("a value that crosses to a graded tree must be plain data: None, bool, int, float, "
         "str, bytes, or tuples, lists and dicts of them")
@@ -32,7 +33,7 @@ def encode(value, depth: int = 0):
     if kind is list:
         if SCALARS.issuperset(map(type, value)):  # the usual case, checked from C
             return value
-        return [encode(item, depth + 1) for item in value]
+        return [item if type(item) in SCALARS else encode(item, depth + 1) for item in value]
     if kind is tuple:
         if SCALARS.issuperset(map(type, value)):
             return {"t": list(value)}
@@ -40,6 +41,9 @@ def encode(value, depth: int = 0):
     if kind is bytes:
         return {"b": value.hex()}
     if kind is dict:
+        if STR.issuperset(map(type, value)):  # the usual keys: JSON's own
+            return {"s": {key: item if type(item) in SCALARS else encode(item, depth + 1)
+                          for key, item in value.items()}}
         return {"d": [[encode(key, depth + 1), encode(item, depth + 1)]
                       for key, item in value.items()]}
     raise TypeError(f"{RULE}; got {kind.__name__}")
@@ -55,13 +59,16 @@ def decode(value, depth: int = 0):
     if kind is list:
         if SCALARS.issuperset(map(type, value)):  # a fresh list from json.loads
             return value
-        return [decode(item, depth + 1) for item in value]
+        return [item if type(item) in SCALARS else decode(item, depth + 1) for item in value]
     if kind is dict and len(value) == 1:
         (tag, inner), = value.items()
         if tag == "t" and type(inner) is list:
             if SCALARS.issuperset(map(type, inner)):
                 return tuple(inner)
             return tuple(decode(item, depth + 1) for item in inner)
+        if tag == "s" and type(inner) is dict:
+            return {key: item if type(item) in SCALARS else decode(item, depth + 1)
+                    for key, item in inner.items()}
         if tag == "b" and type(inner) is str:
             return bytes.fromhex(inner)
         if tag == "d" and type(inner) is list and all(
