@@ -41,13 +41,12 @@ tokens, each over two leaves of k tokens, up to 30,000 nodes or 1,000,000 values
 round inserts fresh parents with their leaves (untimed), as many values as it then
 evicts (about 12,800), so the tree keeps its size, then times calls of ``evict(n, f)``,
 n being 64 values or one node's k, whichever is more: the oldest leaves go, and each
-parent they empty rejoins the head of the list and goes next. After every ten calls,
-the floor of those ten: ``deque(map(f, values), maxlen=0)`` over exactly the values
+parent they empty rejoins the head of the list and goes next. After every twenty calls,
+the floor of those twenty: ``deque(map(f, values), maxlen=0)`` over exactly the values
 each call freed, once per call, ``f`` a fresh list's ``append`` in both. A round's
 ratio is the tree's time over the floor's; the report gives the minimum and the median
 over ``--rounds`` rounds (default 40), the trees' rounds interleaved. The goal for the
-reference: within 1.5 times the floor. The blocks are timed by ``time.perf_counter()``:
-a block takes microseconds, and reading this thread's CPU time costs about as much.
+reference: within 1.5 times the floor.
 
 Timing. Every timed region is measured in CPU time of this thread (``time.thread_time()``,
 the budget too), so other processes on a shared machine count only through the caches
@@ -96,7 +95,7 @@ STEADY_NODES = 30_000  # nodes in a steady-state tree, at most
 STEADY_TOTAL = 1_000_000  # values in a steady-state tree, at most
 STEADY_CALL = 64  # values asked of one steady-state evict call, at least a node's
 STEADY_ROUND_VALUES = 12_800  # values a round evicts, about (at least one block's worth)
-STEADY_BLOCK = 10  # evict calls timed in a row before their floor
+STEADY_BLOCK = 20  # evict calls timed in a row before their floor
 ROUNDS = 40
 PARTS = ("emptied", "per-value", "steady")
 STEADY_GOAL = 1.5  # the reference's steady-state time over the floor's, at most
@@ -299,17 +298,17 @@ def steady_round(steady: Steady, n: int, calls: int) -> tuple[float, float]:
         free: list[int] = []
         append = free.append
         ends: list[int] = []  # values freed after each call
-        start = time.perf_counter()
+        start = time.thread_time()
         for _ in range(STEADY_BLOCK):
             evict(n, append)
             ends.append(len(free))
-        seconds += time.perf_counter() - start
+        seconds += time.thread_time() - start
         batches = [free[a:b] for a, b in zip([0, *ends], ends, strict=False)]
         append = [].append
-        start = time.perf_counter()
+        start = time.thread_time()
         for values in batches:
             deque(map(append, values), maxlen=0)
-        floor += time.perf_counter() - start
+        floor += time.thread_time() - start
     return seconds, floor
 
 
