@@ -76,7 +76,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefix_bench import ints_from  # beside this file
+from prefix_bench import ints_from, second_tree  # beside this file
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -133,15 +133,8 @@ def load_at_revision(rev: str) -> Make:
 
 def trees(old: str | None) -> list[Tree]:
     """The reference and the second tree, and the reference at ``old`` when asked."""
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
-    from harness.chapter import find
+    SecondTree = second_tree()  # puts the repo root on sys.path
     from impl.radix import RadixTree
-
-    spec = importlib.util.spec_from_file_location("second_tree", find("ds.07").correct_trees[1][1])
-    second = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(second)
-    SecondTree = second.RadixTree
 
     chosen = [Tree("reference", RadixTree), Tree("second", SecondTree)]
     if old is not None:

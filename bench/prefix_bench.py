@@ -686,7 +686,7 @@ def _implementations() -> tuple[Callable[[int], Cache], Callable[[int], Cache]]:
     return RadixTree, PrefixModel
 
 
-def _second_tree() -> Callable[[int], Cache]:
+def second_tree() -> Callable[[int], Cache]:
     """The chapter's second correct tree (the passing example's), loaded from its file."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
@@ -849,7 +849,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "that loop's time\n(below 1: faster than the floor). One timed run per size, in "
         "this process; no pass/fail."
     )
-    caches = {"reference": tree, "second": _second_tree(), "naive": NaiveCache}
+    caches = {"reference": tree, "second": second_tree(), "naive": NaiveCache}
     bench_capacities(trace, requests, granules, tuple(args.capacities), caches)
     if not sizes:
         print(f"\ntotal {time.perf_counter() - started:.1f} s")
