@@ -4,6 +4,8 @@ Run from the repo root (the script puts the root on ``sys.path`` itself)::
 
     python bench/evict_bench.py [--sizes 10000,100000,1000000] [--old REV]
                                 [--leaf-values 100,1000,4000] [--budget SECONDS]
+                                [--steady-values 1,16,100,1000] [--rounds N]
+                                [--parts emptied,per-value,steady]
 
 ``bench/prefix_bench.py`` grows the trace against a fixed capacity; this one grows the
 cache itself, with a pattern that makes every evicted leaf's parent rejoin the LRU list.
@@ -33,6 +35,19 @@ goal for the reference is within 1.3 times the floor at leaves of request size (
 values and up); short leaves show the tree's per-leaf work. Each figure is the best of
 ``--repeats`` runs (default 5), each on a freshly built tree.
 
+Steady state. The cache as a server keeps it: a large tree, and each call frees a
+little. At granule 1, every node holds ``--steady-values`` values (k): parents of k
+tokens, each over two leaves of k tokens, up to 30,000 nodes or 1,000,000 values. A
+round inserts fresh parents with their leaves (untimed), as many values as it then
+evicts (about 12,800), so the tree keeps its size, then times calls of ``evict(n, f)``,
+n being 64 values or one node's k, whichever is more: the oldest leaves go, and each
+parent they empty rejoins the head of the list and goes next. After every twenty calls,
+the floor of those twenty: ``deque(map(f, values), maxlen=0)`` over exactly the values
+each call freed, once per call, ``f`` a fresh list's ``append`` in both. A round's
+ratio is the tree's time over the floor's; the report gives the minimum and the median
+over ``--rounds`` rounds (default 40), the trees' rounds interleaved. The goal for the
+reference: within 1.5 times the floor.
+
 Timing. Every timed region is measured in CPU time of this thread (``time.thread_time()``,
 the budget too), so other processes on a shared machine count only through the caches
 and memory bandwidth they share; best-of runs take out the rest of the noise. Garbage
@@ -51,6 +66,7 @@ import gc
 import importlib.util
 import math
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -60,7 +76,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefix_bench import ints_from  # beside this file
+from prefix_bench import ints_from, second_tree  # beside this file
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -74,6 +90,15 @@ RUN_NODES = 1_000_000  # the repeats of one size evict at most this many nodes i
 GROWTH_GOAL = 1.5  # the reference's time per node, largest size over smallest, at most
 FLOOR_GOAL = 1.3  # the reference's time per value over the floor's, at request-sized leaves
 FILLER = 200_000  # first token of the filler after a per-value leaf's distinct first token
+STEADY_VALUES = (1, 16, 100, 1_000)
+STEADY_NODES = 30_000  # nodes in a steady-state tree, at most
+STEADY_TOTAL = 1_000_000  # values in a steady-state tree, at most
+STEADY_CALL = 64  # values asked of one steady-state evict call, at least a node's
+STEADY_ROUND_VALUES = 12_800  # values a round evicts, about (at least one block's worth)
+STEADY_BLOCK = 20  # evict calls timed in a row before their floor
+ROUNDS = 40
+PARTS = ("emptied", "per-value", "steady")
+STEADY_GOAL = 1.5  # the reference's steady-state time over the floor's, at most
 
 Make = Callable[[int], Any]
 
@@ -108,15 +133,8 @@ def load_at_revision(rev: str) -> Make:
 
 def trees(old: str | None) -> list[Tree]:
     """The reference and the second tree, and the reference at ``old`` when asked."""
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
-    from harness.chapter import find
+    SecondTree = second_tree()  # puts the repo root on sys.path
     from impl.radix import RadixTree
-
-    spec = importlib.util.spec_from_file_location("second_tree", find("ds.07").correct_trees[1][1])
-    second = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(second)
-    SecondTree = second.RadixTree
 
     chosen = [Tree("reference", RadixTree), Tree("second", SecondTree)]
     if old is not None:
@@ -234,6 +252,72 @@ def bench_per_value(chosen: list[Tree], leaf_values: int,
     return best_floor / len(blocks), {name: s / len(blocks) for name, s in best.items()}
 
 
+# ---------------------------------------------------------------------- steady state
+
+
+class Steady:
+    """A granule-1 tree of parents over two leaves, every node holding ``k`` values."""
+
+    def __init__(self, make: Make, k: int) -> None:
+        self.tree = make(1)
+        self.k = k
+        self.parents = 0
+        for _ in range(min(STEADY_NODES, STEADY_TOTAL // k) // 3):
+            self.grow()
+
+    def grow(self) -> None:
+        """Add the next parent, stamped with its newer leaf, over its two leaves."""
+        k = self.k
+        base = 3 * k * self.parents
+        self.parents += 1
+        upper = list(range(base, base + k))
+        lower = list(range(base + k, base + 3 * k))
+        self.tree.insert(upper + lower[:k], upper + lower[:k])
+        self.tree.insert(upper + lower[k:], upper + lower[k:])
+
+
+def steady_round(steady: Steady, n: int, calls: int) -> tuple[float, float]:
+    """(tree seconds, floor seconds) of ``calls`` calls of ``evict(n, f)`` and their floor.
+
+    The calls run in blocks of STEADY_BLOCK, each followed at once by its floor, so the
+    two share the machine's state as closely as they can.
+    """
+    for _ in range(-(-calls * n // (3 * steady.k))):
+        steady.grow()
+    evict = steady.tree.evict
+    seconds = floor = 0.0
+    gc.collect()
+    for _ in range(0, calls, STEADY_BLOCK):
+        free: list[int] = []
+        append = free.append
+        ends: list[int] = []  # values freed after each call
+        start = time.thread_time()
+        for _ in range(STEADY_BLOCK):
+            evict(n, append)
+            ends.append(len(free))
+        seconds += time.thread_time() - start
+        batches = [free[a:b] for a, b in zip([0, *ends], ends, strict=False)]
+        append = [].append
+        start = time.thread_time()
+        for values in batches:
+            deque(map(append, values), maxlen=0)
+        floor += time.thread_time() - start
+    return seconds, floor
+
+
+def bench_steady(chosen: list[Tree], k: int, rounds: int) -> dict[str, list[float]]:
+    """{tree: its ratio to the floor in every round}, the trees' rounds interleaved."""
+    built = [(tree.name, Steady(tree.make, k)) for tree in chosen]
+    n = max(STEADY_CALL, k)
+    calls = STEADY_BLOCK * max(1, STEADY_ROUND_VALUES // (n * STEADY_BLOCK))
+    ratios: dict[str, list[float]] = {name: [] for name, _ in built}
+    for _ in range(rounds):
+        for name, steady in built:
+            seconds, floor = steady_round(steady, n, calls)
+            ratios[name].append(seconds / floor)
+    return ratios
+
+
 # ---------------------------------------------------------------------- report
 
 
@@ -305,7 +389,30 @@ def report_per_value(chosen: list[Tree],
               f"{verdict} the goal of {FLOOR_GOAL}x")
 
 
+def report_steady(chosen: list[Tree], measured: list[tuple[int, dict[str, list[float]]]]) -> None:
+    header = ["values/node"]
+    for tree in chosen:
+        header += [f"{tree.name} min", f"{tree.name} median"]
+    rows = []
+    for k, ratios in measured:
+        row = [f"{k:,}"]
+        for tree in chosen:
+            row += [_x(min(ratios[tree.name])), _x(statistics.median(ratios[tree.name]))]
+        rows.append(row)
+    _table(header, rows)
+
+
 # ---------------------------------------------------------------------- main
+
+
+def _parts(text: str) -> tuple[str, ...]:
+    """An argparse type: comma-separated names of measurements, each one of PARTS."""
+    parts = tuple(part.strip() for part in text.split(","))
+    unknown = [part for part in parts if part not in PARTS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown parts {', '.join(unknown)}; "
+                                         f"choose from {', '.join(PARTS)}")
+    return parts
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -323,13 +430,22 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--budget", type=float, default=BUDGET,
                         help=f"CPU seconds of eviction a run may spend (default {BUDGET:g}); "
                              f"past it the run is partial")
+    parser.add_argument("--steady-values", type=ints_from(1), default=STEADY_VALUES,
+                        help="values per node of the steady-state trees, comma-separated "
+                             "(default 1,16,100,1000)")
+    parser.add_argument("--rounds", type=int, default=ROUNDS,
+                        help=f"steady-state rounds per tree, each against its floor "
+                             f"(default {ROUNDS})")
+    parser.add_argument("--parts", type=_parts, default=PARTS,
+                        help="which measurements to run, comma-separated, from "
+                             f"{','.join(PARTS)} (default all)")
     parser.add_argument("--repeats", type=int, default=REPEATS,
                         help=f"runs of each figure, the best kept (default {REPEATS})")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run both patterns on every tree and print the tables; 0 on success."""
+    """Run the chosen measurements on every tree and print their tables; 0 on success."""
     args = _parse(argv)
     sizes = tuple(sorted(set(args.sizes)))
     try:
@@ -343,21 +459,37 @@ def main(argv: Sequence[str] | None = None) -> int:
           flush=True)
 
     repeats = max(1, args.repeats)
-    results = bench_emptied_parents(chosen, sizes, args.budget, repeats)
-    print(f"\nemptied parents: each parent's two leaves evicted, then the parent; "
-          f"evict({CHUNK:,}, f) until empty; best of up to {repeats} runs, at most "
-          f"{args.budget:g} CPU s a run")
-    report_emptied_parents(chosen, results)
+    if "emptied" in args.parts:
+        results = bench_emptied_parents(chosen, sizes, args.budget, repeats)
+        print(f"\nemptied parents: each parent's two leaves evicted, then the parent; "
+              f"evict({CHUNK:,}, f) until empty; best of up to {repeats} runs, at most "
+              f"{args.budget:g} CPU s a run")
+        report_emptied_parents(chosen, results)
 
-    measured = []
-    for leaf_values in sorted(set(args.leaf_values)):
-        floor, per_value = bench_per_value(chosen, leaf_values, repeats)
-        measured.append((leaf_values, floor, per_value))
-    print(f"\nper value: {CACHE_VALUES:,} values at granule 1, evict(len(tree), f) of all; "
-          f"floor: f over the values from C; best of {repeats}")
-    report_per_value(chosen, measured)
+    if "per-value" in args.parts:
+        measured = []
+        for leaf_values in sorted(set(args.leaf_values)):
+            floor, per_value = bench_per_value(chosen, leaf_values, repeats)
+            measured.append((leaf_values, floor, per_value))
+        print(f"\nper value: {CACHE_VALUES:,} values at granule 1, evict(len(tree), f) of "
+              f"all; floor: f over the values from C; best of {repeats}")
+        report_per_value(chosen, measured)
+
+    if "steady" in args.parts:
+        report_steady_state(chosen, args.steady_values, max(1, args.rounds))
     print(f"\ntotal {time.perf_counter() - started:.1f} s of wall time")
     return 0
+
+
+def report_steady_state(chosen: list[Tree], values: Sequence[int], rounds: int) -> None:
+    """Run the steady state at every node size and print its table."""
+    steady = [(k, bench_steady(chosen, k, rounds)) for k in sorted(set(values))]
+    print(f"\nsteady state: a large granule-1 tree, a fresh parent and its leaves inserted per "
+          f"evicted; evict(n, f) with n = max({STEADY_CALL}, values/node), "
+          f"{STEADY_ROUND_VALUES:,} values a round, over the floor deque(map(f, values)) "
+          f"of each call's values; min and median of {rounds} rounds (goal for the reference: "
+          f"within {STEADY_GOAL}x)")
+    report_steady(chosen, steady)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,20 @@
 
 Run from the repo root (the script puts the root on ``sys.path`` itself)::
 
-    python bench/prefix_bench.py [--sizes 1000,10000,100000] [--granules 1,16]
-                                 [--seed N] [--quick]
+    python bench/prefix_bench.py [--capacities 1,10,100] [--requests N] [--granules 1,16]
+                                 [--sizes 1000,10000,100000] [--seed N] [--quick]
+
+By default it runs the comparison with the baselines alone (under a minute on two cores);
+``--sizes`` or ``--quick`` adds the tree's own report below.
+
+Baselines. The trace's first ``--requests`` requests (default 1,000) are replayed, as
+below, on three caches one after another, at every granule and at capacities of 1x,
+10x and 100x 20,000 tokens (``--capacities``): the reference, the chapter's second tree
+(the passing example's, a heap of stamps), and ``NaiveCache``, a plain dict from
+(parent, run) to node with the nodes' fields in lists, which evicts as a simple server
+does (a heap of every evictable node, built per call). The table gives the reference's
+time of all its calls, and of evict alone, over each baseline's; below 1 the reference
+is faster. Ratios come from one process; absolute seconds are never a pass/fail.
 
 Traffic. A seeded ``random.Random`` generates the whole trace before anything is timed:
 a few shared system prompts of 1,000 to 2,000 tokens; multi-turn conversations whose
@@ -60,12 +72,15 @@ block ids are ints owned by the free list and allocated before tracing, as a ser
 block ids are, so the figure is the tree's own cost: nodes, labels, value lists, dicts.
 
 ``--quick`` runs sizes 1,000 and 10,000 only, as a smoke test. Standard library only.
+With ``--sizes`` and without ``--quick``, the report below covers those sizes.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import heapq
+import importlib.util
 import itertools
 import math
 import sys
@@ -89,6 +104,9 @@ OPERATIONS = ("match_prefix", "insert", "lock", "unlock", "evict")
 FLOORED = ("match_prefix", "insert")
 
 CAPACITY_TOKENS = 200_000  # values stored before eviction: this many tokens' worth
+BASE_CAPACITY_TOKENS = 20_000  # the comparison's 1x capacity, in tokens
+CAPACITIES = (1, 10, 100)  # the comparison's capacities, as multiples of its 1x
+CAPACITY_REQUESTS = 1_000  # requests the comparison replays at every capacity
 RUNNING = 4  # requests holding a lock at once
 UNUSED = -1  # the value passed for a run the cache already holds (it is handed back)
 FLOOR_BATCH = 500_000  # run keys precomputed and looked up per floor loop
@@ -361,6 +379,114 @@ def replay(
     return server.finish()
 
 
+# ---------------------------------------------------------------------- naive cache
+
+
+class NaiveCache:
+    """The naive baseline: runs of g tokens in a plain dict, the nodes' fields in lists.
+
+    ``index`` maps (parent id, run) to a node id, so a walk is one dict lookup per run
+    in a Python loop; a node's value, parent, children count, locks and stamp are list
+    entries at its id. ``evict`` gathers every unlocked childless node, heapifies them
+    by stamp and pops the oldest, pushing a parent that becomes childless, as a simple
+    server's cache does. Handles are node ids; 0 is the root.
+    """
+
+    def __init__(self, granule: int) -> None:
+        self.granule = granule
+        self.index: dict[tuple[int, Any], int] = {}
+        self.run: list[Any] = [None]  # the run that leads to each node, for unlinking
+        self.value: list[Any] = [None]
+        self.parent: list[int] = [-1]
+        self.kids: list[int] = [0]
+        self.locks: list[int] = [0]
+        self.stamp: list[int] = [0]
+        self.leaves: set[int] = set()
+        self.clock = 0
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def node_count(self) -> int:
+        return len(self.index)
+
+    def _runs(self, key: Sequence[int]) -> list[Any]:
+        g = self.granule
+        if g == 1:
+            return list(key)
+        return list(zip(*[iter(key)] * g, strict=False))
+
+    def _walk(self, runs: list[Any]) -> list[int]:
+        self.clock += 1
+        clock, index, stamp = self.clock, self.index, self.stamp
+        path = []
+        node = 0
+        for run in runs:
+            node = index.get((node, run))
+            if node is None:
+                break
+            stamp[node] = clock
+            path.append(node)
+        return path
+
+    def match_prefix(self, key: Sequence[int]) -> tuple[int, list[int]]:
+        path = self._walk(self._runs(key))
+        return len(path) * self.granule, path
+
+    def insert(self, key: Sequence[int], values: Sequence[int]) -> tuple[int, list[int]]:
+        runs = self._runs(key)
+        path = self._walk(runs)
+        node = path[-1] if path else 0
+        for run, value in zip(runs[len(path):], values[len(path):], strict=True):
+            self.leaves.discard(node)
+            self.kids[node] += 1
+            child = len(self.value)
+            self.index[(node, run)] = child
+            self.run.append(run)
+            self.value.append(value)
+            self.parent.append(node)
+            self.kids.append(0)
+            self.locks.append(0)
+            self.stamp.append(self.clock)
+            node = child
+        if len(runs) > len(path):
+            self.leaves.add(node)
+        self.size += len(runs) - len(path)
+        return node, list(values[:len(path)])
+
+    def lock(self, node: int) -> None:
+        while node > 0:
+            self.locks[node] += 1
+            node = self.parent[node]
+
+    def unlock(self, node: int) -> None:
+        while node > 0:
+            self.locks[node] -= 1
+            node = self.parent[node]
+
+    def evict(self, n: int, f: Callable[[int], None]) -> int:
+        stamp, locks = self.stamp, self.locks
+        heap = [(stamp[leaf], leaf) for leaf in self.leaves if not locks[leaf]]
+        heapq.heapify(heap)
+        freed = 0
+        while freed < n and heap:
+            _, node = heapq.heappop(heap)
+            parent = self.parent[node]
+            del self.index[(parent, self.run[node])]
+            self.leaves.discard(node)
+            f(self.value[node])
+            self.value[node] = self.run[node] = None
+            freed += 1
+            self.kids[parent] -= 1
+            if parent and not self.kids[parent]:
+                self.leaves.add(parent)
+                if not locks[parent]:
+                    heapq.heappush(heap, (stamp[parent], parent))
+        self.size -= freed
+        return freed
+
+
 # ---------------------------------------------------------------------- floor
 
 
@@ -560,6 +686,55 @@ def _implementations() -> tuple[Callable[[int], Cache], Callable[[int], Cache]]:
     return RadixTree, PrefixModel
 
 
+def second_tree() -> Callable[[int], Cache]:
+    """The chapter's second correct tree (the passing example's), loaded from its file."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from harness.chapter import find
+
+    spec = importlib.util.spec_from_file_location("second_tree", find("ds.07").correct_trees[1][1])
+    second = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(second)
+    return second.RadixTree
+
+
+def bench_capacities(
+    trace: Trace,
+    count: int,
+    granules: Sequence[int],
+    capacities: Sequence[int],
+    caches: dict[str, Callable[[int], Cache]],
+) -> None:
+    """Replay ``count`` requests on every cache at every granule and grown capacity.
+
+    Each cell runs the caches one after another on the same requests, in this process;
+    the table gives the reference's time of all its calls (and of evict alone) over
+    each baseline's.
+    """
+    names = [name for name in caches if name != "reference"]
+    print(f"\ncache grown: the first {count:,} requests at capacities of "
+          f"{', '.join(f'{c:,}x' for c in capacities)} {BASE_CAPACITY_TOKENS:,} tokens; "
+          f"reference time over each baseline's (below 1: the reference is faster)")
+    header = ["granule", "capacity", "values", "evicted"]
+    for name in names:
+        header += [f"all/{name}", f"evict/{name}"]
+    rows = []
+    for granule in granules:
+        for multiple in capacities:
+            capacity = BASE_CAPACITY_TOKENS * multiple // granule
+            runs = {name: replay(make, trace, count, granule, capacity)
+                    for name, make in caches.items()}
+            tree = runs["reference"]
+            row = [str(granule), f"{multiple:,}x", f"{capacity:,}", f"{tree.freed:,}"]
+            for name in names:
+                base = runs[name]
+                row += [_ratio(sum(tree.seconds.values()) / sum(base.seconds.values())),
+                        _ratio(tree.seconds["evict"] / base.seconds["evict"])
+                        if base.seconds["evict"] > 0 else "-"]
+            rows.append(row)
+    _table(header, rows, left=2)
+
+
 def ints_from(minimum: int) -> Callable[[str], tuple[int, ...]]:
     """An argparse type: comma-separated integers, none below ``minimum``."""
 
@@ -586,8 +761,18 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="Benchmark the radix tree as a prefix cache on seeded LLM traffic."
     )
-    parser.add_argument("--sizes", type=_positive_ints, default=SIZES,
-                        help="requests per run, comma-separated (default 1000,10000,100000)")
+    parser.add_argument("--capacities", type=_positive_ints, default=CAPACITIES,
+                        help="capacities of the comparison with the baselines, as multiples "
+                             f"of {BASE_CAPACITY_TOKENS:,} tokens, comma-separated "
+                             "(default 1,10,100)")
+    parser.add_argument("--requests", type=_positive_ints, default=(CAPACITY_REQUESTS,),
+                        metavar="N",
+                        help="requests the comparison replays at every capacity "
+                             f"(default {CAPACITY_REQUESTS})")
+    parser.add_argument("--sizes", type=_positive_ints,
+                        help="also run the tree alone against the floor, the model, growth "
+                             "and memory at these request counts, comma-separated "
+                             "(1000,10000,100000 for the full run; minutes)")
     parser.add_argument("--granules", type=_positive_ints, default=GRANULES,
                         help="granules to run, comma-separated (default 1,16)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the traffic (default 0)")
@@ -633,25 +818,28 @@ def bench_granule(
 def main(argv: Sequence[str] | None = None) -> int:
     """Generate the trace, then benchmark every granule; 0 on success."""
     args = _parse(argv)
-    sizes = QUICK_SIZES if args.quick else tuple(sorted(set(args.sizes)))
+    sizes = QUICK_SIZES if args.quick else tuple(sorted(set(args.sizes or ())))
+    requests = args.requests[-1]
     granules = tuple(dict.fromkeys(args.granules))
     model_seconds = (QUICK_MODEL_SECONDS if args.quick else MODEL_SECONDS) / len(granules)
-    memory_size = QUICK_MEMORY_SIZE if args.quick else sizes[-1]
+    memory_size = QUICK_MEMORY_SIZE if args.quick or not sizes else sizes[-1]
     tree, model = _implementations()
 
     started = time.perf_counter()
-    trace = generate_trace(args.seed, sizes[-1])
+    longest = max(requests, *sizes) if sizes else requests
+    trace = generate_trace(args.seed, longest)
     gc.collect()
     gc.freeze()  # the trace lives for the whole run: keep it out of every collection
     generated = time.perf_counter() - started
     mix = Counter(trace.kinds)
-    total = trace.tokens(sizes[-1])
+    total = trace.tokens(longest)
     print(f"prefix_bench: Python {sys.version.split()[0]}, seed {args.seed}, "
-          f"sizes {', '.join(f'{s:,}' for s in sizes)}, granules {', '.join(map(str, granules))}")
+          f"sizes {', '.join(f'{s:,}' for s in sizes) or 'none'}, "
+          f"granules {', '.join(map(str, granules))}")
     print(
-        f"trace: {sizes[-1]:,} requests ("
+        f"trace: {longest:,} requests ("
         + ", ".join(f"{mix[kind]:,} {kind}" for kind in KINDS)
-        + f"), {total:,} tokens, {total / sizes[-1]:,.0f} per request, longest "
+        + f"), {total:,} tokens, {total / longest:,.0f} per request, longest "
         f"{trace.longest:,}; {trace.fresh_tokens:,} tokens sent for the first time, "
         f"the rest resent; generated in {generated:.1f} s"
     )
@@ -661,6 +849,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "that loop's time\n(below 1: faster than the floor). One timed run per size, in "
         "this process; no pass/fail."
     )
+    caches = {"reference": tree, "second": second_tree(), "naive": NaiveCache}
+    bench_capacities(trace, requests, granules, tuple(args.capacities), caches)
+    if not sizes:
+        print(f"\ntotal {time.perf_counter() - started:.1f} s")
+        return 0
     for granule in granules:
         bench_granule(granule, trace, sizes, tree, model, model_seconds, memory_size)
     print(f"\ntotal {time.perf_counter() - started:.1f} s")

@@ -247,35 +247,63 @@ class RadixTree(Generic[V]):
     def evict(self, n: int, f: Callable[[V], None]) -> int:
         """Remove least recently used unlocked leaves until at least ``n`` values are gone.
 
-        Each leaf goes whole: ``f`` is called on its values in label order, after the
-        leaf is removed, so evict may free more than ``n``. A parent left childless
-        joins the LRU list at its own stamp (see ``_relist``). Returns the number of
-        values freed (0 when n <= 0 or nothing is evictable). Cost O(1) per leaf in
-        Python, ``f`` called from C over each leaf's values, plus the relisting walks:
-        O(1) for a parent older than every listed leaf, the usual case; at worst its
-        distance from the nearer end of the list.
+        Each leaf goes whole, so evict may free more than ``n``. A parent left childless
+        joins the LRU list at its own stamp (see ``_relist``). Once the tree holds none
+        of the removed leaves, ``f`` is called on their values: each leaf's in label
+        order, the leaves in the order they left. If ``f`` raises, the exception
+        propagates: the leaves stay removed, and the values after the one it raised on
+        are not handed to ``f``. Returns the number of values freed (0 when n <= 0 or
+        nothing is evictable). Cost O(1) per leaf in Python and ``f`` called from C over
+        the freed values, plus the relisting walks: O(1) for a parent older than every
+        listed leaf, the usual case; at worst its distance from the nearer end of the list.
         """
-        freed = 0
         nodes = self._nodes
         run = self._run
-        # drain(map(f, values)) runs f over the values from C, keeping none of its results
-        drain = deque(maxlen=0).extend
-        while freed < n and self._head != NIL:
-            leaf_id = self._head
-            leaf = nodes[leaf_id]
-            self._unlink(leaf_id)
+        free = self._free
+        freed = evicted = 0
+        gone: list = []  # the freed values: the first leaf's own list, the others added
+        head = self._head
+        while freed < n and head != NIL:
+            # the oldest leaf leaves the head of the list, its slot, and its parent
+            leaf = nodes[head]
+            nodes[head] = None
+            free.append(head)
+            evicted += 1
+            values = leaf.values
+            if freed:
+                gone += values
+            else:
+                gone = values
+            freed += len(values)
             parent_id = leaf.parent
             parent = nodes[parent_id]
-            del parent.children[leaf.label[:run]]
-            nodes[leaf_id] = None
-            self._free.append(leaf_id)
-            self._node_count -= 1
-            gone = leaf.values
-            self._len -= len(gone)
-            freed += len(gone)
-            if parent_id != ROOT and not parent.children and parent.lock == 0:
+            siblings = parent.children
+            del siblings[leaf.label[:run]]
+            head = leaf.next
+            if siblings or parent_id == ROOT or parent.lock:
+                continue
+            # the parent rejoins at its stamp: at the head when older than every listed leaf
+            if head == NIL:
+                self._tail = parent_id
+            elif parent.stamp < nodes[head].stamp:
+                nodes[head].prev = parent_id
+            else:
+                nodes[head].prev = NIL
+                self._head = head
                 self._relist(parent_id)
-            drain(map(f, gone))
+                head = self._head
+                continue
+            parent.next = head
+            head = parent_id
+        self._head = head
+        if head == NIL:
+            self._tail = NIL
+        else:
+            nodes[head].prev = NIL
+        self._len -= freed
+        self._node_count -= evicted
+        # the tree is whole again: f runs over the values from C, none of its results kept
+        deque(map(f, gone), maxlen=0)
         return freed
 
     # ------------------------------------------------------------------ internals

@@ -63,6 +63,36 @@ def test_a_value_raising_in_the_eviction_callback_leaves_a_consistent_tree():
     assert tree.is_empty() and tree.children(ROOT) == []
 
 
+def test_evict_calls_f_once_every_leaf_it_frees_is_gone():
+    tree = RadixTree(1)
+    tree.insert([1, 2], ["a", "b"])
+    tree.insert([1, 3], ["x", "c"])
+    kept, _ = tree.insert([4], ["d"])
+    seen = []
+    assert tree.evict(3, lambda value: seen.append((value, len(tree), tree.lru_order()))) == 3
+    assert seen == [("b", 1, [kept]), ("c", 1, [kept]), ("a", 1, [kept])]
+    tree._check()
+
+
+def test_a_callback_that_raises_stops_the_calls_and_the_leaves_stay_removed():
+    tree = RadixTree(1)
+    tree.insert([1], ["a"])
+    tree.insert([2], ["b"])
+    kept, _ = tree.insert([3], ["c"])
+    seen = []
+
+    def refuse_a(value):
+        seen.append(value)
+        if value == "a":
+            raise LookupError(value)
+
+    with pytest.raises(LookupError):
+        tree.evict(2, refuse_a)
+    assert seen == ["a"]
+    tree._check()
+    assert tree.lru_order() == [kept] and len(tree) == 1
+
+
 def test_check_names_the_node_whose_lock_count_is_corrupt():
     tree = RadixTree(1)
     node, _ = tree.insert([1, 2], ["a", "b"])
