@@ -26,6 +26,7 @@ from tree_wire import decode as _decode
 from tree_wire import dumps as _dumps
 from tree_wire import encode as _encode
 from tree_wire import loads as _loads
+from tree_wire import spin_recv as _spin_recv
 
 __all__ = ["Remote", "constant", "view"]
 
@@ -129,7 +130,7 @@ class _Channel:
         to _SPIN seconds before it sleeps in select (a sleep and wake-up costs far more)."""
         deadline = None
         while b"\n" not in self.pending:
-            chunk = self.spin_read()
+            chunk = _spin_recv(self.data, _SPIN)
             if chunk is None:
                 if deadline is None:  # taken only once the answer is slow to come
                     deadline = _time.monotonic() + self.limit - _SPIN
@@ -159,15 +160,6 @@ class _Channel:
             raise _TreeStopped("the tree's process answered something unreadable")
         return reply
 
-    def spin_read(self) -> bytes | None:
-        end = _time.perf_counter() + _SPIN
-        while True:
-            try:
-                return self.data.recv(1 << 20, _socket.MSG_DONTWAIT)
-            except BlockingIOError:
-                if _time.perf_counter() > end:
-                    return None
-                _os.sched_yield()  # the tree's process may be waiting for this core
 
 
 _channel = _Channel()

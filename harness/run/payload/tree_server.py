@@ -37,7 +37,7 @@ import socket
 import sys
 import time
 
-from tree_wire import decode, dumps, encode, loads
+from tree_wire import decode, dumps, encode, loads, spin_recv
 
 OUTPUT_LIMIT = 64_000  # characters of the tree's prints passed on to stderr
 SPIN = 0.0002  # seconds a read polls for the next request before it sleeps
@@ -176,14 +176,8 @@ def lines(channel: socket.socket):
 
 def read(channel: socket.socket) -> bytes:
     """What the channel holds, polled for SPIN seconds, then waited for."""
-    end = time.perf_counter() + SPIN
-    while True:
-        try:
-            return channel.recv(1 << 20, socket.MSG_DONTWAIT)
-        except BlockingIOError:
-            if time.perf_counter() > end:
-                return channel.recv(1 << 20)
-            os.sched_yield()  # the tests' process may be waiting for this core
+    chunk = spin_recv(channel, SPIN)
+    return channel.recv(1 << 20) if chunk is None else chunk
 
 
 def failure(error: BaseException) -> dict:

@@ -8,9 +8,14 @@ plain data. JSON itself carries None, bool, int, float, str and lists; the other
 tagged, as one-key objects: ``{"t": [...]}`` a tuple, ``{"b": "hex"}`` bytes, ``{"s":
 {...}}`` a dict whose keys are all str, ``{"d": [[key, value], ...]}`` any other dict (so
 keys keep their types). Anything else is refused with a TypeError that names the rule.
+
+Both ends also read their channel the same way here (``spin_recv``).
 """
 
 import json as _json
+import os as _os
+import socket as _socket
+import time as _time
 from json import decoder as _decoder
 from json import encoder as _encoder
 from json import scanner as _scanner
@@ -120,3 +125,17 @@ def _line_reader():
 
 dumps = _line_writer()  # message -> its line, newline included
 loads = _line_reader()  # a line without its newline -> the message
+
+
+def spin_recv(channel: _socket.socket, seconds: float) -> bytes | None:
+    """What ``channel`` holds, polled for up to ``seconds``; None when nothing came. The
+    other side usually answers within microseconds, and a sleep and wake-up cost far more
+    than the poll; each miss yields the core, which the other side may be waiting for."""
+    end = _time.perf_counter() + seconds
+    while True:
+        try:
+            return channel.recv(1 << 20, _socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            if _time.perf_counter() > end:
+                return None
+            _os.sched_yield()
