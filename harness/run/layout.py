@@ -7,8 +7,9 @@ starts each side confined as run/sandbox.py says)::
     run/test/impl/<package>/  the contract's module (tl_ds/radix.py, say): the tree itself
                               (our own suites on our own trees), or the chapter's proxy to
                               the tree side
-    run/test/support/         ol_recorder.py, the proxy's channel (tree_proxy.py) and
-                              whatever the suite imports besides
+    run/test/support/         the proxy's channel (tree_proxy.py) and whatever the suite
+                              imports besides (the recorder, ol_recorder.py, is loaded by
+                              the worker before it forks the run)
     run/test/tests/           copies of the suite's files
     run/test/home/            HOME, TMPDIR and the working directory of the tests
     run/tree/tree/<package>/  the tree behind the proxy; calls/ the chapter's answers to the
@@ -30,7 +31,6 @@ from harness.run.measure import Coverage, from_record
 from harness.run.process import Side
 from harness.run.sandbox import PAYLOAD
 
-RECORDER = PAYLOAD / "ol_recorder.py"
 CHANNEL = PAYLOAD / "tree_proxy.py"
 WIRE = PAYLOAD / "tree_wire.py"
 PROBE_COVERAGE = PAYLOAD / "coverage_probe.py"
@@ -115,8 +115,6 @@ def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, f
         write_module(test / "impl", contract.path, proxy)
         for item in (CHANNEL, WIRE):
             shutil.copy(item, support / item.name)
-    for item in (RECORDER, PROBE_COVERAGE):  # the recorder measures through coverage_probe
-        shutil.copy(item, support / item.name)
     for item in suite.support:
         copy_item(item, support / item.name)
     tests = test / "tests"
@@ -207,7 +205,7 @@ def run_limits(timeout: float) -> dict[str, int]:
 
 def command_line(side: Path, test_limit: float, measured: Path | None = None) -> list[str]:
     return ["-c", str(side / "pytest.ini"), "--rootdir", str(side), "-p", "no:cacheprovider",
-            "--noconftest", "-p", "ol_recorder", "--ol-test-limit", str(test_limit),
+            "--noconftest", "--ol-test-limit", str(test_limit),
             "--ol-coverage", str(measured or ""), "-q", "--tb=short", str(side / "tests")]
 
 

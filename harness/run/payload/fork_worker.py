@@ -54,18 +54,20 @@ SANDBOX_UID = int(os.environ.get("OL_SANDBOX_UID", "65534"))
 # after the standard library: nothing on the path can shadow a module it holds
 sys.path += [path for path in (*LIB.split(os.pathsep), HERE) if path]
 
+import _pytest.config  # noqa: E402
 import coverage_probe  # noqa: E402, F401 - after the path is set; imported for the runs
+import ol_recorder  # noqa: E402 - every run's pytest registers it
 import pytest  # noqa: E402
 import tree_server  # noqa: E402
 
-# imported once here, so each child starts warm
-WARM = ("_pytest.assertion.rewrite", "_pytest.capture", "_pytest.config", "_pytest.fixtures",
-        "_pytest.python", "_pytest.runner", "_pytest.terminal", "_pytest.skipping",
-        "_pytest.unraisableexception", "_pytest.threadexception", "_pytest.logging",
-        "hypothesis", "hypothesis.stateful", "hypothesis.strategies", "array", "bisect",
-        "heapq", "operator", "signal", "textwrap", "types", "typing", "json", "base64",
-        "collections", "dataclasses", "functools", "itertools", "random", "math", "re",
-        "tempfile", "coverage")  # a run in the uid sandbox cannot read ol's folder: all here
+# imported once here, so each child starts warm: every plugin pytest registers by default
+# (and what they import on first use), the recorder every run loads, what suites use most
+WARM = (*(f"_pytest.{name}" for name in _pytest.config.default_plugins),
+        "_pytest.assertion.rewrite", "_pytest.config", "pdb", "xml.etree.ElementTree",
+        "hypothesis", "hypothesis.stateful", "hypothesis.strategies", "array",
+        "bisect", "heapq", "operator", "signal", "textwrap", "types", "typing", "json",
+        "base64", "collections", "dataclasses", "functools", "itertools", "random", "math",
+        "re", "tempfile", "coverage")  # a run in the uid sandbox cannot read ol's folder: all here
 for _name in WARM:
     importlib.import_module(_name)
 gc.freeze()  # what is imported now is never garbage: each child's collections skip it
@@ -273,7 +275,7 @@ def run_side(side: dict) -> int:
     main = side["main"]
     if main == "pytest":
         sys.argv = ["pytest", *side["argv"]]
-        return int(pytest.main(side["argv"]))
+        return int(pytest.main(side["argv"], plugins=[ol_recorder]))
     if main == "probe":
         return probe(*side["argv"][:3])
     if main == "tree":
@@ -405,14 +407,21 @@ def main() -> None:
     runs: dict[int, Run] = {}
     owner: dict[int, Run] = {}  # pid -> its run
     emptied: list[str] = []  # groups of ended runs the kernel still held: removed later
+    ends: dict[int, int] = {}  # pid -> a descriptor readable once it has ended (a pidfd)
     channel.send(json.dumps({"hello": MODE}).encode())
     while True:
+        for pid in [pid for pid in ends if pid not in owner]:
+            os.close(ends.pop(pid))
+        # a side's end wakes the loop at once where each has a pidfd; else it looks often
+        timeout = 0.01 if len(ends) < len(owner) else None
+        if emptied:
+            timeout = min(timeout or 0.05, 0.05)
         waiting = [run.deadline for run in runs.values() if run.deadline is not None]
-        timeout = 0.01 if runs else None
         if waiting:
-            timeout = max(0.0, min(min(waiting) - time.monotonic(), timeout))
-        ready, _, _ = select.select([channel], [], [], timeout)
-        if ready:
+            left = max(0.0, min(waiting) - time.monotonic())
+            timeout = left if timeout is None else min(left, timeout)
+        ready, _, _ = select.select([channel, *ends.values()], [], [], timeout)
+        if channel in ready:
             data, fds, _, _ = socket.recv_fds(channel, 1 << 20, 4)
             if not data:  # the engine has gone: so do its runs
                 for run in runs.values():
@@ -441,6 +450,8 @@ def main() -> None:
             runs[run.id] = run
             for pid in run.pids:
                 owner[pid] = run
+                with contextlib.suppress(AttributeError, OSError):  # no pidfds: it looks often
+                    ends[pid] = os.pidfd_open(pid)
         reap(runs, owner, channel, places, emptied)
         emptied[:] = remove_groups(emptied)
 

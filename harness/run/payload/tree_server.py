@@ -32,6 +32,7 @@ import functools
 import importlib
 import json
 import os
+import select
 import signal
 import socket
 import sys
@@ -102,14 +103,27 @@ def host(control: socket.socket, side: dict, isolate=None) -> int:
 
 
 def wait(pid: int, seconds: float) -> int | None:
+    """The child's exit code once it has ended, or None when it runs past ``seconds``."""
     deadline = time.monotonic() + seconds
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        if time.monotonic() > deadline:
-            return None
-        time.sleep(0.005)
+    try:
+        ended = os.pidfd_open(pid)  # readable once the child has ended
+    except (AttributeError, OSError):
+        ended = None
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            left = deadline - time.monotonic()
+            if left < 0:
+                return None
+            if ended is None:
+                time.sleep(0.005)
+            else:
+                select.select([ended], [], [], left)
+    finally:
+        if ended is not None:
+            os.close(ended)
 
 
 def stop(pid: int) -> None:
