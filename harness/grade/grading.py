@@ -30,7 +30,7 @@ from harness.grade import catalog, mutation
 from harness.grade.course import contract, meets_threshold, needed_chapters, references
 from harness.grade.scan import Flag, allowed, scan
 from harness.grade.workspace import Submission, Workspace, no_tests, stub_source
-from harness.run.engine import Engine, cores, run_together
+from harness.run.engine import Engine, Slots, cores, run_together
 from harness.run.judge import RunResult, Status, TestRecord
 from harness.run.layout import Suite
 
@@ -381,7 +381,8 @@ def check(engine: Engine, submission: Submission, progress: Progress | None = No
     """Grade a workspace: course tests on its tree, its tests on correct trees and mutants.
 
     The course suite runs on a thread of its own while the student's tests run on the
-    others: first on the correct trees, then on the mutants, the placebo and the correct
+    other cores, and on every core once the course suite has ended (``jobs`` runs at once
+    in all): first on the correct trees, then on the mutants, the placebo and the correct
     trees again, in a shuffled order, so a suite that passes a first run and fails
     later ones (it keeps state between runs, or is random) is caught. A test file the
     static scan is a lint: its findings travel with the result as warnings for staff, and
@@ -394,11 +395,18 @@ def check(engine: Engine, submission: Submission, progress: Progress | None = No
     tests_text = submission.tests
     chapter = submission.chapter
     correct = correct_trees(chapter)
-    workers = max(1, (jobs or cores()) - 1)
+    slots = Slots(jobs or cores())
     cancel = threading.Event()
+
+    def course_then_free() -> RunResult:
+        try:
+            return course_run(engine, implementation, chapter, cancel, None, progress, theirs)
+        finally:
+            slots.give_back()
+
+    slots.take()  # the course run's, taken first: it is the longest run
     with ThreadPoolExecutor(max_workers=1) as side:
-        course = side.submit(course_run, engine, implementation, chapter, cancel, None,
-                             progress, theirs)
+        course = side.submit(course_then_free)
         try:
             flags = tuple(scan(tests_text))
             if flags and refuse_flagged:
@@ -408,7 +416,7 @@ def check(engine: Engine, submission: Submission, progress: Progress | None = No
                     f"{allowed()}. Remove what is flagged"))
             else:
                 tests = grade_tests(engine, submission.workspace, suite, correct,
-                                    implementation, workers, progress, theirs)
+                                    implementation, slots, progress, theirs)
             return Check(course=course.result(), tests=tests, flags=flags)
         except BaseException:
             cancel.set()
@@ -423,7 +431,7 @@ def correct_trees(chapter: Chapter) -> tuple[tuple[str, str], ...]:
 
 
 def grade_tests(engine: Engine, workspace: Workspace, suite: Suite,
-                correct: tuple[tuple[str, str], ...], own: str, workers: int,
+                correct: tuple[tuple[str, str], ...], own: str, workers: int | Slots,
                 progress: Progress | None, theirs: Modules = ()) -> TestsGrade:
     """The student's tests on the ``correct`` trees ((name, source), the reference first)
     and on their ``own``, then, if they are valid, on the mutants."""
@@ -485,7 +493,8 @@ class Planted:
 
 
 def run_planted(engine: Engine, suite: Suite, first: TestsGrade,
-                correct: tuple[tuple[str, str], ...], workers: int, progress: Progress | None,
+                correct: tuple[tuple[str, str], ...], workers: int | Slots,
+                progress: Progress | None,
                 chapter: Chapter,
                 ) -> tuple[tuple[mutation.MutantResult, ...], RunResult, tuple[Rerun, ...]]:
     """The planted mutants, the placebo and the correct trees again, in an order no

@@ -24,7 +24,7 @@ from harness.run import sandbox
 from harness.run.cache import RunCache
 from harness.run.judge import RunResult, Status, judge
 from harness.run.layout import Contract, Suite, lay_out, probe_side, read_coverage
-from harness.run.process import RUN_CAPS, Ended, Runner, WorkerLost
+from harness.run.process import RUN_CAPS, Cancelled, Ended, Runner, WorkerLost
 
 PROBE_LIMIT = 30.0  # seconds importing a tree may take
 
@@ -241,13 +241,47 @@ def cores() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def run_together(jobs: Sequence[Callable[[threading.Event], T]], workers: int | None = None,
+class Slots:
+    """How many runs may go at once, shared by every thread of one command: each run holds a
+    slot while it goes, so the moment a long run (the course tests) ends, its core goes to
+    the runs still waiting."""
+
+    def __init__(self, count: int) -> None:
+        self.count = max(1, count)
+        self.free = threading.Semaphore(self.count)
+
+    def take(self, cancel: threading.Event | None = None) -> None:
+        """A slot, once one is free; Cancelled when ``cancel`` is set meanwhile."""
+        while not self.free.acquire(timeout=0.05):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled
+
+    def give_back(self) -> None:
+        self.free.release()
+
+    def holding(self, job: Callable[[threading.Event], T]) -> Callable[[threading.Event], T]:
+        """``job`` run while it holds a slot."""
+        def held(cancel: threading.Event) -> T:
+            self.take(cancel)
+            try:
+                return job(cancel)
+            finally:
+                self.give_back()
+        return held
+
+
+def run_together(jobs: Sequence[Callable[[threading.Event], T]],
+                 workers: int | Slots | None = None,
                  done: Callable[[T], None] | None = None) -> list[T]:
     """Run ``jobs`` on a thread pool, results in order (``done`` sees each as it is taken).
 
-    Ctrl-C stops every run still going (their process groups are killed and their
-    folders removed) before KeyboardInterrupt reaches the caller.
+    ``workers`` is how many go at once: a number, or slots shared with other threads (each
+    job then holds one while it runs). Ctrl-C stops every run still going (their process
+    groups are killed and their folders removed) before KeyboardInterrupt reaches the
+    caller.
     """
+    if isinstance(workers, Slots):
+        jobs, workers = [workers.holding(job) for job in jobs], workers.count
     cancel = threading.Event()
     with ThreadPoolExecutor(max_workers=workers or cores()) as pool:
         futures = [pool.submit(job, cancel) for job in jobs]
