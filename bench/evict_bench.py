@@ -30,9 +30,10 @@ Per value. A small cache at granule 1: 200,000 values in leaves of ``--leaf-valu
 values each (distinct first tokens, so every leaf hangs from the root), evicted whole by
 one ``evict(len(tree), f)``. Its time per value is set against the floor, measured in the
 same process right next to it: ``f`` called over a list of the same values from C
-(``deque(map(f, values), maxlen=0)``), appending to a fresh free list as evict does. The
-goal for the reference is within 1.3 times the floor at leaves of request size (1,000
-values and up); short leaves show the tree's per-leaf work. Each figure is the best of
+(``exhaust(map(f, values))``, ``exhaust`` a shared ``deque(maxlen=0).extend``, as the
+reference's own), appending to a fresh free list as evict does. The goal for the
+reference is within 1.3 times the floor at leaves of request size (1,000 values and up);
+short leaves show the tree's per-leaf work. Each figure is the best of
 ``--repeats`` runs (default 5), each on a freshly built tree.
 
 Steady state. The cache as a server keeps it: a large tree, and each call frees a
@@ -42,8 +43,11 @@ round inserts fresh parents with their leaves (untimed), as many values as it th
 evicts (about 12,800), so the tree keeps its size, then times calls of ``evict(n, f)``,
 n being 64 values or one node's k, whichever is more: the oldest leaves go, and each
 parent they empty rejoins the head of the list and goes next. After every twenty calls,
-the floor of those twenty: ``deque(map(f, values), maxlen=0)`` over exactly the values
-each call freed, once per call, ``f`` a fresh list's ``append`` in both. A round's
+the floor of those twenty: ``exhaust(map(f, values))`` over exactly the values
+each call freed, once per call, ``f`` a fresh list's ``append`` in both. Before each
+block and each floor, 64 MiB are written over, so both start with cold caches, as an
+evict of old values does in a server (timed right after the tree, the floor would find
+the freed values warm). A round's
 ratio is the tree's time over the floor's; the report gives the minimum and the median
 over ``--rounds`` rounds (default 40), the trees' rounds interleaved. The goal for the
 reference: within 1.5 times the floor.
@@ -97,6 +101,9 @@ STEADY_CALL = 64  # values asked of one steady-state evict call, at least a node
 STEADY_ROUND_VALUES = 12_800  # values a round evicts, about (at least one block's worth)
 STEADY_BLOCK = 20  # evict calls timed in a row before their floor
 ROUNDS = 40
+exhaust = deque(maxlen=0).extend  # runs an iterator to its end from C, keeping nothing
+CHILL = bytearray(64 << 20)  # larger than this machine's last-level cache, to write over
+CHILL_FILL = bytes(range(256)) * (len(CHILL) // 256)
 PARTS = ("emptied", "per-value", "steady")
 STEADY_GOAL = 1.5  # the reference's steady-state time over the floor's, at most
 
@@ -225,7 +232,7 @@ def floor_seconds(values: list[int]) -> float:
     free: list[int] = []
     gc.collect()
     start = time.thread_time()
-    deque(map(free.append, values), maxlen=0)
+    exhaust(map(free.append, values))
     return time.thread_time() - start
 
 
@@ -276,6 +283,13 @@ class Steady:
         self.tree.insert(upper + lower[k:], upper + lower[k:])
 
 
+def chill() -> None:
+    """Write over more memory than the processor caches hold, so the timed region after it
+    starts with cold caches: the values an evict frees are old (the least recently used),
+    and cold in a server; the floor after the tree's calls must not find them warm."""
+    CHILL[:] = CHILL_FILL
+
+
 def steady_round(steady: Steady, n: int, calls: int) -> tuple[float, float]:
     """(tree seconds, floor seconds) of ``calls`` calls of ``evict(n, f)`` and their floor.
 
@@ -291,6 +305,7 @@ def steady_round(steady: Steady, n: int, calls: int) -> tuple[float, float]:
         free: list[int] = []
         append = free.append
         ends: list[int] = []  # values freed after each call
+        chill()
         start = time.thread_time()
         for _ in range(STEADY_BLOCK):
             evict(n, append)
@@ -298,9 +313,10 @@ def steady_round(steady: Steady, n: int, calls: int) -> tuple[float, float]:
         seconds += time.thread_time() - start
         batches = [free[a:b] for a, b in zip([0, *ends], ends, strict=False)]
         append = [].append
+        chill()
         start = time.thread_time()
         for values in batches:
-            deque(map(append, values), maxlen=0)
+            exhaust(map(append, values))
         floor += time.thread_time() - start
     return seconds, floor
 
@@ -486,7 +502,7 @@ def report_steady_state(chosen: list[Tree], values: Sequence[int], rounds: int) 
     steady = [(k, bench_steady(chosen, k, rounds)) for k in sorted(set(values))]
     print(f"\nsteady state: a large granule-1 tree, a fresh parent and its leaves inserted per "
           f"evicted; evict(n, f) with n = max({STEADY_CALL}, values/node), "
-          f"{STEADY_ROUND_VALUES:,} values a round, over the floor deque(map(f, values)) "
+          f"{STEADY_ROUND_VALUES:,} values a round, over the floor exhaust(map(f, values)) "
           f"of each call's values; min and median of {rounds} rounds (goal for the reference: "
           f"within {STEADY_GOAL}x)")
     report_steady(chosen, steady)

@@ -34,6 +34,7 @@ import operator
 from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
+from itertools import chain
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -43,6 +44,9 @@ ROOT: NodeId = 0
 NIL = -1
 
 _TYPECODE = "I"
+# runs an iterator to its end from C, keeping nothing: evict hands its values to f through it
+_exhaust = deque(maxlen=0).extend
+_chain = chain.from_iterable
 _TOKEN_BYTES = array(_TYPECODE).itemsize
 
 
@@ -261,7 +265,7 @@ class RadixTree(Generic[V]):
         run = self._run
         free = self._free
         freed = evicted = 0
-        gone: list = []  # the freed values: the first leaf's own list, the others added
+        gone: list[list] = []  # the removed leaves' values, a list per leaf in the order they left
         head = self._head
         while freed < n and head != NIL:
             # the oldest leaf leaves the head of the list, its slot, and its parent
@@ -270,10 +274,7 @@ class RadixTree(Generic[V]):
             free.append(head)
             evicted += 1
             values = leaf.values
-            if freed:
-                gone += values
-            else:
-                gone = values
+            gone.append(values)
             freed += len(values)
             parent_id = leaf.parent
             parent = nodes[parent_id]
@@ -303,7 +304,7 @@ class RadixTree(Generic[V]):
         self._len -= freed
         self._node_count -= evicted
         # the tree is whole again: f runs over the values from C, none of its results kept
-        deque(map(f, gone), maxlen=0)
+        _exhaust(map(f, gone[0] if len(gone) == 1 else _chain(gone)))
         return freed
 
     # ------------------------------------------------------------------ internals
