@@ -1,6 +1,7 @@
 """The pytest plugin every graded run loads: one JSON line per event, written as it happens.
 
-It is copied into each run's own folder and loaded with ``-p ol_recorder``; it imports
+The runs' worker imports it before it forks a run, and each run's pytest registers it
+(``pytest.main(argv, plugins=[ol_recorder])``), so no run imports it again; it imports
 nothing of the harness. The engine reads the lines back and trusts a run only when they
 are complete: the collected ids, one outcome per collected test, and a closing line.
 """
