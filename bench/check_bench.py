@@ -9,11 +9,11 @@ In one invocation, and interleaved round by round so a busy machine slows both a
 - fast: the engine's default path, a warm worker that forks a child per run;
 - naive: one fresh ``python -m pytest`` process per run (``--isolation strict``).
 
-Each round runs ``ol check ds.07`` on the passing example (and ``ol mutants ds.07``) in
-this process, output discarded. It prints the median wall time of each path, their ratio,
-and the floor: the sum of the tests' own run times, as pytest measured them inside the
-runs, divided by the cores; and our ratio to that floor. Only ratios are meant to be
-compared; absolute seconds depend on the machine.
+Each round runs ``ol check ds.07`` on the passing example (or ``--workspace``; and
+``ol mutants ds.07``) in this process, output discarded. It prints the median wall time
+of each path, their ratio, and the floor: the sum of the tests' own run times, as pytest
+measured them inside the runs, divided by the cores; and our ratio to that floor. Only
+ratios are meant to be compared; absolute seconds depend on the machine.
 
 ``--against REV`` instead compares this checkout with an older commit: REV is checked out
 in a temporary git worktree, and ``ol check ds.07`` on the passing example runs as a
@@ -196,7 +196,7 @@ def main() -> None:
         proxy_calls(args.proxy_calls)
         return
     patch_engine()
-    measure("ol check ds.07 (passing example)",
+    measure(f"ol check ds.07 ({Path(args.workspace).resolve().name})",
             ["check", "ds.07", "--workspace", args.workspace], args.rounds)
     if args.mutants_rounds > 0:
         measure("ol mutants ds.07", ["mutants", "ds.07"], args.mutants_rounds)
