@@ -340,9 +340,11 @@ def course_run(engine: Engine, implementation: str, chapter: Chapter,
                progress: Progress | None = None, beside: Modules | None = None) -> RunResult:
     """The course tests against a student's tree, shrinking a failure to its steps.
 
-    The tree runs in a server of its own, and the only way it can keep the course tests
-    from importing is to stop that server, which the proxy reports as TreeStopped (a
-    failing tree). Any other import error is the fault of ol's installation: OlFault.
+    The tree runs in a server of its own and answers the course tests' imports too (the
+    contract's constants cross from it), so course tests that do not import on a
+    student's tree are that tree's failure: every course test fails, with why. Only when
+    they do not import on the reference either is it a fault of ol's installation:
+    OlFault, and no grade.
     """
     finished = []
     expected = mutation.course_ids(chapter)
@@ -359,13 +361,24 @@ def course_run(engine: Engine, implementation: str, chapter: Chapter,
     run = engine.run(suite, implementation, timeout=COURSE_LIMIT, test_limit=COURSE_TEST_LIMIT,
                      expected=expected, cancel=cancel,
                      on_test=None if progress is None else ended)
-    if run.status is Status.COLLECTION_ERROR and "TreeStopped" not in run.detail:
-        said = [line.strip() for line in run.detail.splitlines() if line.strip()]
-        raise OlFault("the course tests did not import, which is a fault of this installation "
-                      "of ol, not of your tree: reinstall it (`pip install -e .` in its "
-                      "checkout). The error: "
-                      f"{said[-1].removeprefix('E   ') if said else 'none was given'}")
+    if run.status is Status.COLLECTION_ERROR:
+        require_course_imports(engine, chapter, cancel)
     return run
+
+
+def require_course_imports(engine: Engine, chapter: Chapter,
+                           cancel: threading.Event | None = None) -> None:
+    """OlFault, naming the error, unless the course tests import and pass on the reference:
+    what tells a tree that breaks their import from an installation of ol that does."""
+    run = engine.run(mutation.course_suite(chapter, "verdict", proxy=True),
+                     chapter.reference_source(), timeout=COURSE_LIMIT,
+                     expected=mutation.course_ids(chapter), cancel=cancel, trusted=True)
+    if not run.all_passed:
+        said = [line.strip() for line in run.detail.splitlines() if line.strip()]
+        raise OlFault("the course tests do not pass on the reference, which is a fault of this "
+                      "installation of ol, not of your tree: reinstall it (`pip install -e .` "
+                      f"in its checkout). The error ({run.status.value}): "
+                      f"{said[-1].removeprefix('E   ') if said else 'none was given'}")
 
 
 def shuffled(jobs: list) -> list:

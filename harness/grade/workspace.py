@@ -256,6 +256,15 @@ class Submission:
         assert source is not None, "a submission read without its tests has no suite"
         try:  # parsing only: nothing of the file runs here
             compile(source, str(workspace.tests), "exec", dont_inherit=True)
+        except (RecursionError, MemoryError):  # Python's compiler gives up on it
+            raise OlError(f"{workspace.tests} does not compile, so none of its tests can run: "
+                          "an expression or a block in it nests too deeply for Python's "
+                          "compiler. Split it up, then run the command again.",
+                          platform=f"Not graded: your tests, "
+                          f"{self.chapter.student_tests.as_posix()}, do not compile, so none "
+                          "of them could run: an expression or a block in them nests too "
+                          "deeply for Python's compiler. Split it up, then submit "
+                          "again.") from None
         except (SyntaxError, ValueError) as error:
             said = "".join(traceback.format_exception_only(type(error), error)).rstrip()
             shown = "\n".join(f"    {line}" for line in said.splitlines())

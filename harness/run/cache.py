@@ -34,11 +34,12 @@ from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 
-from harness.run.judge import RunResult, Status, TestRecord
+from harness.run import intake
+from harness.run.judge import RunResult, Status
 from harness.run.layout import Contract, Suite
-from harness.run.measure import Coverage
 
 FORMAT = 2  # the layout of an entry; another layout is another key
+ENTRY_LIMIT = 64 << 20  # bytes of an entry read (a run keeps at most 32 MiB of records)
 DECIDING = ("pytest", "hypothesis", "coverage")  # the packages whose versions decide grades
 OWN = Path(__file__).resolve().parents[2]  # the checkout: ol.py and harness/
 
@@ -157,12 +158,15 @@ class RunCache:
             self.misses += 1
             return None
         try:
-            text = self.path(key).read_text(encoding="utf-8")
+            with open(self.path(key), "rb") as source:
+                text = source.read(ENTRY_LIMIT + 1).decode("utf-8", "replace")
         except OSError:
             self.misses += 1
             return None
         try:
-            entry = json.loads(text)
+            entry = intake.value(text, ENTRY_LIMIT)
+            if isinstance(entry, intake.Refused):
+                raise ValueError(entry.reason)
             body = entry["body"]
             if entry["key"] != key or not hmac.compare_digest(str(entry["mac"]),
                                                               mac(secret, key, body)):
@@ -194,8 +198,8 @@ class RunCache:
     def probe_key(self, implementation: str, contract: Contract, sandbox: str,
                   beside: tuple[tuple[str, str], ...] = ()) -> str:
         digest = hashlib.sha256(ol_version().encode())
-        digest.update(f"\0probe\0{sandbox}\0{contract.module}\0{contract.cls}\0".encode()
-                      + implementation.encode())
+        digest.update(f"\0probe\0{sandbox}\0{contract.module}\0{contract.cls}\0"
+                      f"{' '.join(contract.exports)}\0".encode() + implementation.encode())
         digest.update(json.dumps(beside).encode())
         return digest.hexdigest()
 
@@ -214,18 +218,11 @@ def to_body(result: RunResult) -> dict:
 
 
 def from_body(body: Mapping) -> RunResult:
-    """A RunResult from an entry's body; TypeError or ValueError when it is not one."""
+    """A RunResult from an entry's body, its records and coverage checked as a run's are;
+    TypeError or ValueError (intake.Malformed among them) when it is not one."""
     coverage = body["coverage"]
     if coverage is not None:
-        coverage = Coverage(
-            tuple(int(line) for line in coverage["executed_lines"]),
-            tuple(int(line) for line in coverage["missing_lines"]),
-            tuple((int(a), int(b)) for a, b in coverage["executed_branches"]),
-            tuple((int(a), int(b)) for a, b in coverage["missing_branches"]),
-            str(coverage["error"]))
-    records = tuple(TestRecord(str(record["nodeid"]), str(record["outcome"]),
-                               None if record["exception"] is None else str(record["exception"]),
-                               str(record["text"]), float(record["seconds"]))
-                    for record in body["records"])
+        coverage = intake.coverage_record(coverage)
+    records = tuple(map(intake.test_record, body["records"]))
     return RunResult(Status(body["status"]), records, float(body["seconds"]),
                      str(body["detail"]), str(body["output"]), coverage)

@@ -10,7 +10,6 @@ limited by run/process.py, and its records are judged by run/judge.py.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 import threading
@@ -20,10 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from harness.errors import OlFault
-from harness.run import sandbox
+from harness.run import intake, sandbox
 from harness.run.cache import RunCache
 from harness.run.judge import RunResult, Status, judge
-from harness.run.layout import Contract, Suite, lay_out, probe_side, read_coverage
+from harness.run.layout import Contract, Suite, lay_out, probe_side
 from harness.run.process import RUN_CAPS, Cancelled, Ended, Runner, WorkerLost
 
 PROBE_LIMIT = 30.0  # seconds importing a tree may take
@@ -143,7 +142,7 @@ class Engine:
             seconds = time.perf_counter() - started
             coverage = None
             if suite.measure and suite.proxy is not None:
-                coverage = read_coverage(run / "tree" / "coverage.json")
+                coverage = intake.coverage_file(run / "tree" / "coverage.json")
             output = ended.output + "".join(f"\nol: {said}\n" for said in capped(ended))
             if ended.returncode is None:
                 return RunResult(Status.TIMEOUT, seconds=seconds, output=output,
@@ -188,12 +187,9 @@ class Engine:
             shutil.rmtree(run, ignore_errors=True)
         if ended.returncode is None:
             return f"importing it takes more than {PROBE_LIMIT:.0f} s"
-        try:
-            result = json.loads(ended.records[0])
-            ok, error = result["ok"], str(result["error"])
-        except (IndexError, ValueError, TypeError, KeyError):
-            return f"importing it ends the interpreter (exit code {ended.returncode})"
-        return None if ok is True else (error or "it fails")
+        if ended.overflow:
+            return "importing it writes into the grader's channel"
+        return intake.probe_answer(ended.records, ended.returncode)
 
 
 def capped(ended: Ended) -> list[str]:
@@ -227,13 +223,9 @@ def tests_of(on_test: Callable[[str, str], None]) -> Callable[[str], None]:
     """A record reader that hands on (test id, outcome) of each ``test`` record; anything
     else, malformed or not, is passed over (the records are judged at the run's end)."""
     def read(line: str) -> None:
-        try:
-            record = json.loads(line)
-            nodeid, outcome = record["nodeid"], record["outcome"]
-        except (ValueError, TypeError, KeyError):
-            return
-        if record.get("kind") == "test" and type(nodeid) is str and type(outcome) is str:
-            on_test(nodeid[:200], outcome[:20])
+        event = intake.test_event(line)
+        if event is not None:
+            on_test(*event)
     return read
 
 

@@ -9,11 +9,18 @@ whatever its exit status says.
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from harness.run.measure import Coverage, from_record
+from harness.run.intake import (
+    Collected,
+    CollectError,
+    Finished,
+    Refused,
+    TestRecord,
+    records,
+)
+from harness.run.measure import Coverage
 
 PYTEST_EXIT_OK = (0, 1)  # all passed; some failed
 TEST_TIMEOUT = "TestTimeout"  # the exception type of a test stopped at its own limit
@@ -24,24 +31,6 @@ class Status(enum.Enum):
     TIMEOUT = "timeout"            # killed at the wall-clock limit
     CRASH = "crash"                # ended early, lost records, or tampered with the run
     COLLECTION_ERROR = "collection error"  # a test file did not import
-
-
-@dataclass(frozen=True)
-class TestRecord:
-    nodeid: str
-    outcome: str                  # passed, failed, error, skipped, xfailed, xpassed
-    exception: str | None = None  # the exception type of a failure or error
-    text: str = ""                # the failure text, cut to a sane length
-    seconds: float = 0.0          # setup, call and teardown together
-
-    @property
-    def name(self) -> str:
-        """The test's function name (with its parameters), without the file."""
-        return self.nodeid.rsplit("::", 1)[-1]
-
-    @property
-    def broke(self) -> bool:
-        return self.outcome in ("failed", "error")
 
 
 @dataclass(frozen=True)
@@ -82,43 +71,37 @@ class RunResult:
 
 def judge(lines: list[str], returncode: int, expected: Iterable[str] | None,
           seconds: float, output: str) -> RunResult:
-    """Turn the recorder's lines into a validated result."""
+    """Turn the recorder's lines into a validated result: lines that are not the records it
+    writes make the run a crash (intake.py reads them), and so do records that do not add
+    up to a finished session of exactly the expected tests."""
+    tests: dict[str, TestRecord] = {}
+
     def crash(detail: str) -> RunResult:
         return RunResult(Status.CRASH, tuple(tests.values()), seconds, detail, output)
 
-    tests: dict[str, TestRecord] = {}
-    collected: list[str] | None = None
+    decoded = records(lines)
+    if isinstance(decoded, Refused):
+        return crash(f"the run's records are malformed ({decoded.reason})")
+    collected: tuple[str, ...] | None = None
     collect_errors: list[str] = []
     finish = None
     plugins: set[str] = set()
     coverage = None
-    for line in lines:
-        try:
-            record = json.loads(line)
-            kind = record["kind"] if isinstance(record, dict) else None
-            if kind == "collected":
-                collected = strings(record["ids"])
-                plugins.update(strings(record["plugins"]))
-            elif kind == "collect_error":
-                collect_errors.append(f"{text(record['nodeid'])}: {text(record['text'])}")
-            elif kind == "test":
-                nodeid = text(record["nodeid"])
-                if nodeid in tests:
-                    return crash(f"{nodeid} reported twice")
-                tests[nodeid] = TestRecord(
-                    nodeid, outcome(record["outcome"]), optional_text(record["exception"]),
-                    text(record["text"]), seconds_of(record["seconds"]))
-            elif kind == "coverage":
-                coverage = from_record(record)
-            elif kind == "finish":
-                finish = record["exitstatus"]
-                if type(finish) is not int:
-                    raise TypeError("exitstatus")
-                plugins.update(strings(record["plugins"]))
-            else:
-                raise ValueError("unknown record")
-        except (ValueError, TypeError, KeyError, AttributeError):
-            return crash("the run's records are malformed")
+    for record in decoded:
+        if isinstance(record, Collected):
+            collected = record.ids
+            plugins.update(record.plugins)
+        elif isinstance(record, CollectError):
+            collect_errors.append(f"{record.nodeid}: {record.text}")
+        elif isinstance(record, TestRecord):
+            if record.nodeid in tests:
+                return crash(f"{record.nodeid} reported twice")
+            tests[record.nodeid] = record
+        elif isinstance(record, Coverage):
+            coverage = record
+        elif isinstance(record, Finished):
+            finish = record.exitstatus
+            plugins.update(record.plugins)
     if plugins:
         return crash(f"the tests loaded plugins of their own: {', '.join(sorted(plugins))}")
     if collect_errors:
@@ -141,35 +124,3 @@ def judge(lines: list[str], returncode: int, expected: Iterable[str] | None,
         return crash(f"the exit code {returncode} disagrees with the tests' outcomes")
     ordered = tuple(tests[nodeid] for nodeid in collected)
     return RunResult(Status.OK, ordered, seconds, "", output, coverage)
-
-
-OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
-
-
-def text(value) -> str:
-    if type(value) is not str:
-        raise TypeError("not a string")
-    return value
-
-
-def optional_text(value) -> str | None:
-    return None if value is None else text(value)
-
-
-def strings(value) -> list[str]:
-    if type(value) is not list:
-        raise TypeError("not a list")
-    return [text(item) for item in value]
-
-
-def outcome(value) -> str:
-    if value not in OUTCOMES:
-        raise ValueError("unknown outcome")
-    return value
-
-
-def seconds_of(value) -> float:
-    if type(value) not in (int, float) or not 0 <= value < 1e9:
-        raise ValueError("not a duration")
-    return float(value)
-

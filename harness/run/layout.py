@@ -21,13 +21,11 @@ it never shares a process, a folder or a view of /proc with any tree.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.run.measure import Coverage, from_record
 from harness.run.process import Side
 from harness.run.sandbox import PAYLOAD
 
@@ -88,14 +86,6 @@ from tree_proxy import view as _ol_view
 
 {cls}._ol_view = _ol_view
 """
-
-
-def read_coverage(path: Path) -> Coverage:
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        return from_record({"kind": "coverage", **record})
-    except (OSError, ValueError, TypeError, KeyError):
-        return from_record({"kind": "coverage", "error": "the tree's coverage was not written"})
 
 
 def lay_out(run: Path, suite: Suite, implementation: str, limits: tuple[float, float],
@@ -213,10 +203,12 @@ def command_line(side: Path, test_limit: float, measured: Path | None = None) ->
 def probe_side(run: Path, implementation: str, contract: Contract, limit: float,
                beside: tuple[tuple[str, str], ...] = ()) -> Side:
     """A side that imports ``implementation`` as the contract's module, with the modules
-    ``beside`` it, and says how that went."""
+    ``beside`` it, checks that it holds every name the contract exports, and says how that
+    went."""
     side = run / "tree"
     write_module(side / "tree", contract.path, implementation)
     write_beside(side / "tree", beside)
     (side / "home").mkdir()
     return Side(side, side / "home", clean_environment(side, {}), run_limits(limit), "probe",
-                (str(side / "tree"), contract.module, contract.cls))
+                (str(side / "tree"),), module=contract.module, cls=contract.cls,
+                exports=contract.exports)

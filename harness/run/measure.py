@@ -2,8 +2,8 @@
 
 A run asked to measure (``Suite(measure=True)``) starts coverage.py on the tree's file
 before its tests are collected, with every exclusion pragma switched off so no line can
-hide, and writes one ``coverage`` record at the end. This module turns that record into
-numbers and into the compact listing of what was never run.
+hide, and writes one ``coverage`` record at the end (intake.py decodes it). This module holds
+its numbers and the compact listing of what was never run.
 """
 
 from __future__ import annotations
@@ -77,17 +77,3 @@ def ranges(lines: Iterable[int]) -> str:
         else:
             spans.append([line, line])
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
-
-
-def from_record(record: dict) -> Coverage:
-    """The recorder's ``coverage`` record; a damaged one measures nothing, it never raises."""
-    try:
-        if record.get("error"):
-            return Coverage((), (), (), (), str(record["error"]))
-        lines = [tuple(sorted(int(line) for line in record[key]))
-                 for key in ("executed_lines", "missing_lines")]
-        arcs = [tuple(sorted((int(a), int(b)) for a, b in record[key]))
-                for key in ("executed_branches", "missing_branches")]
-        return Coverage(*lines, *arcs)
-    except (KeyError, TypeError, ValueError):
-        return Coverage((), (), (), (), "the run's coverage record is damaged")

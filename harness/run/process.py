@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import OlError
-from harness.run import accounts, cgroups
+from harness.run import accounts, cgroups, intake
 from harness.run.sandbox import Sandbox
 
 OUTPUT_LIMIT = 64_000       # characters of a run's output kept
@@ -147,10 +147,10 @@ class Worker:
             theirs.close()
         ours.settimeout(START_LIMIT)
         try:
-            hello = json.loads(ours.recv(1 << 16) or b"{}")
-        except (OSError, ValueError):
-            hello = {}
-        if "hello" not in hello:  # the sandbox was probed and starts: this is ol's fault
+            hello = intake.worker_message(ours.recv(1 << 16))
+        except OSError:
+            hello = None
+        if hello is None or not hello.hello:  # the sandbox was probed and starts: ol's fault
             self.process.kill()
             self.process.wait()
             raise WorkerLost(f"a worker did not start: {last_line(errors)}")
@@ -192,18 +192,18 @@ class Worker:
                 data = channel.recv(1 << 16)
             except OSError:
                 data = b""
-            if not data:
+            message = intake.worker_message(data) if data else None
+            if message is None:  # the worker is gone, or says what no worker says: lost
                 break
-            message = json.loads(data)
             with self.lock:
-                held = self.waiting.get(message.get("id"))
+                held = self.waiting.get(message.id)
             if held is not None:
                 held[1].put(message)
         with self.lock:  # the worker died: every run it held ends now
             self.lost = max(self.lost, generation)
             for held_by, box in self.waiting.values():
                 if held_by == generation:
-                    box.put({"lost": generation})
+                    box.put(None)
 
     def send(self, message: dict, fds: list[int] = ()) -> None:
         try:
@@ -251,14 +251,14 @@ class Worker:
                     elif stopped and time.monotonic() >= deadline:
                         break
                     continue
-                if "unstarted" in message:
-                    raise OlError(f"a run could not start here ({message['unstarted']}): the "
+                if message is None:
+                    raise WorkerLost(last_line(self.errors))
+                if message.unstarted:
+                    raise OlError(f"a run could not start here ({message.unstarted}): the "
                                   "machine is short of memory or processes. Run the command "
                                   "again, with fewer --jobs")
-                if message.get("lost"):
-                    raise WorkerLost(last_line(self.errors))
-                returncode = None if stopped else message["exit"]
-                capped = tuple(name for name in message.get("capped", ()) if name in RUN_CAPS)
+                returncode = None if stopped else message.exit
+                capped = tuple(name for name in message.capped if name in RUN_CAPS)
                 break
         except WorkerLost:
             raise
@@ -365,7 +365,7 @@ class Drain(threading.Thread):
     def hand_on(self, kept: bytearray) -> None:
         end = kept.rfind(b"\n") + 1
         if end > self.seen:
-            for line in kept[self.seen:end].decode("utf-8", "replace").splitlines():
+            for line in kept[self.seen:end - 1].decode("utf-8", "replace").split("\n"):
                 self.on_record(line)
             self.seen = end
 
@@ -378,7 +378,10 @@ class Drain(threading.Thread):
             sock.close()
 
     def lines(self) -> list[str]:
-        return self.sockets[self.records].decode("utf-8", "replace").splitlines()
+        """The record lines, split at newlines only (a record is one line of JSON)."""
+        text = self.sockets[self.records].decode("utf-8", "replace")
+        return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n") if text \
+            else []
 
     def text(self) -> str:
         return self.sockets[self.output].decode("utf-8", "replace")[:OUTPUT_LIMIT]

@@ -59,6 +59,7 @@ import coverage_probe  # noqa: E402, F401 - after the path is set; imported for 
 import ol_recorder  # noqa: E402 - every run's pytest registers it
 import pytest  # noqa: E402
 import tree_server  # noqa: E402
+import tree_wire  # noqa: E402
 
 # imported once here, so each child starts warm: every plugin pytest registers by default
 # (and what they import on first use), the recorder every run loads, what suites use most
@@ -277,24 +278,24 @@ def run_side(side: dict) -> int:
         sys.argv = ["pytest", *side["argv"]]
         return int(pytest.main(side["argv"], plugins=[ol_recorder]))
     if main == "probe":
-        return probe(*side["argv"][:3])
+        return probe(side)
     if main == "tree":
         return tree_server.host(socket.socket(fileno=4), side,
                                 isolate_tree if MODE == "ns" else None)
     return 70
 
 
-def probe(package: str, name: str, cls: str) -> int:
-    """Import module ``name`` from the folder ``package``, which must define a class ``cls``;
-    write what happened as one JSON line to fd 3."""
+def probe(side: dict) -> int:
+    """Import the side's module from its ``tree`` folder and check that it holds what the
+    contract exports (exports_problem); write what happened as one JSON line to fd 3."""
     import traceback
 
+    package, name = side["argv"][0], side["module"]
     sys.path.insert(0, package)
     try:
         module = importlib.import_module(name)
-        tree = getattr(module, cls, None)
-        ok = isinstance(tree, type)
-        result = {"ok": ok, "error": "" if ok else f"it defines no class {cls}"}
+        problem = exports_problem(module, side["class"], side["exports"])
+        result = {"ok": not problem, "error": problem}
     except BaseException as error:
         mine = os.path.join(package, *name.split(".")) + ".py"
         frames = [frame for frame in traceback.extract_tb(error.__traceback__)
@@ -305,6 +306,26 @@ def probe(package: str, name: str, cls: str) -> int:
     with os.fdopen(3, "w", encoding="utf-8") as out:
         out.write(json.dumps(result) + "\n")
     return 0
+
+
+def exports_problem(module, cls: str, exports) -> str:
+    """"" when ``module`` defines every name the contract exports as the tests can use it:
+    ``cls`` a class, every other name a type (``NodeId = int``) or plain data that can
+    cross to the tests (``ROOT = 0``); else what is wrong, in the student's terms."""
+    for export in exports:
+        if not hasattr(module, export):
+            return f"it defines no {export}"
+        value = getattr(module, export)
+        if export == cls or isinstance(value, type):
+            if not isinstance(value, type):
+                return f"its {cls} is not a class"
+            continue
+        try:
+            tree_wire.encode(value)
+        except (TypeError, RecursionError):
+            return (f"its {export} (of type {type(value).__name__}) cannot cross to the "
+                    f"tests: {tree_wire.RULE}")
+    return ""
 
 
 VIEWS = {"proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "debugfs", "tracefs",
