@@ -33,6 +33,7 @@ __all__ = ["Remote", "constant", "view"]
 _CALL_LIMIT = float(_os.environ.get("OL_CALL_LIMIT", "10"))  # seconds for one call
 _HUNG_LIMIT = min(_CALL_LIMIT, 2.0)  # for every call after one has hung: it hangs again
 _SPIN = 0.0003
+_ANSWER_LIMIT = 64 << 20  # bytes of one answer: more is a tree that does not answer
 _CONTROL = 4
 _PLAIN_ONLY = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
@@ -51,10 +52,14 @@ del TreeStopped, RemoteError  # raised, never caught by name: no test imports th
 
 
 def _rebuild(reply: dict) -> BaseException:
-    """The first built-in exception class of the raised one's MRO, with its arguments."""
-    args = _decode(reply.get("args", []))
-    for name in reply.get("names", []):
-        kind = getattr(_builtins, str(name), None)
+    """The first built-in exception class of the raised one's MRO, with its arguments;
+    TreeStopped when the answer is not one a tree server writes."""
+    args, names = _decode(reply.get("args", [])), reply.get("names", [])
+    if type(args) is not list or type(names) is not list or type(reply["raise"]) is not str \
+            or not all(type(name) is str for name in names):
+        return _TreeStopped("the tree's process answered something unreadable")
+    for name in names:
+        kind = getattr(_builtins, name, None)
         if isinstance(kind, type) and issubclass(kind, Exception):
             try:
                 return kind(*args)
@@ -121,9 +126,16 @@ class _Channel:
         except OSError:
             raise _TreeStopped(self.ended()) from None
         reply = self.read_line()
-        if "raise" in reply:
-            raise _rebuild(reply)
-        return _decode(reply["ok"])
+        try:
+            if "ok" in reply:
+                return _decode(reply["ok"])
+            error = _rebuild(reply)
+        except (ValueError, TypeError, RecursionError):
+            error = None
+        if not isinstance(error, Exception):  # None, or TreeStopped: not a tree server's answer
+            self.stop()
+            raise _TreeStopped("the tree's process answered something unreadable")
+        raise error
 
     def read_line(self) -> dict:
         """The next answer. Most come back within microseconds, so the read spins for up
@@ -146,6 +158,9 @@ class _Channel:
             if not self.pending and chunk.find(b"\n") == len(chunk) - 1:
                 return self.reply(chunk[:-1])  # the usual case: one whole answer in one read
             self.pending += chunk
+            if len(self.pending) > _ANSWER_LIMIT:
+                self.stop()
+                raise _TreeStopped(f"the tree answered more than {_ANSWER_LIMIT >> 20} MiB at once")
         line, self.pending = self.pending.split(b"\n", 1)
         return self.reply(line)
 
