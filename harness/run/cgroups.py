@@ -3,11 +3,17 @@ uid the run has, root included (the kernel exempts root from RLIMIT_NPROC).
 
 Where ol may make control groups (root on a plain Linux host, cgroup v1 or v2), each worker
 gets a group of its own for each of the ``pids`` and ``memory`` controllers, below the
-group ol itself runs in; the worker makes a group per run inside it, sets the run's caps,
-puts each side of the run there before any of the side's code starts, reads whether a cap
-was reached when the run has ended, and removes the group. Where none can be made (a user
-without root, most platform containers), ``make`` returns None and only the per-process
-limits hold (README: the sandbox).
+group ol itself runs in, and each run a group inside the worker's. ol makes every group
+itself, as root, before the run starts; their folders and every file that sets a cap stay
+root's. The only file of a group handed to the worker's host user is ``cgroup.procs``
+(and v1's ``tasks``), so that the worker can put a run's sides into the run's group before
+any of their code starts. No side can change a cap, make a group, or lift itself out of
+its run's group: the files are not its own, and it can make no namespace in which they
+would be (fork_worker.py stops it making user namespaces). ol reads whether a cap was
+reached when the run has ended, and removes the run's group, deepest first.
+
+Where none can be made (a user without root, most platform containers), ``make`` returns
+None and only the per-process limits hold (README: the sandbox).
 """
 
 from __future__ import annotations
@@ -20,44 +26,120 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CONTROLLERS = ("pids", "memory")
+PREFIX = "ol-"  # a worker's groups: ol-<pid of the ol that made it>-<random>
 
 
 @dataclass(frozen=True)
 class Groups:
-    """A worker's groups: the folder of each controller's group, and the cgroup version."""
+    """Groups of one version: the folder of each controller's group (in v2 one folder)."""
 
     version: int                    # 1 or 2
-    folders: tuple[tuple[str, str], ...]  # (controller, folder); in v2 one folder for both
+    folders: tuple[tuple[str, str], ...]  # (controller, folder); in v2 ("unified", folder)
 
     def argument(self) -> str:
         """How the worker is told: "1:pids=/sys/...,memory=/sys/..." or "2:unified=..."."""
         return f"{self.version}:" + ",".join(f"{name}={folder}" for name, folder in self.folders)
 
-    def hand_over(self, uid: int) -> None:
-        """Let host user ``uid`` (the worker's) make groups inside these and move its own
-        processes into them; the caps on these stay root's."""
-        for _, folder in self.folders:
-            for path in (folder, f"{folder}/cgroup.procs", f"{folder}/tasks"):
-                if os.path.exists(path):
-                    os.chown(path, uid, uid)
+    def handed(self) -> tuple[str, ...]:
+        """The files of these groups a host user must write to move its processes in."""
+        names = ("cgroup.procs", "tasks") if self.version == 1 else ("cgroup.procs",)
+        return tuple(f"{folder}/{name}" for _, folder in self.folders for name in names)
 
-    def remove(self, patience: int = 100) -> None:
-        """Remove the groups once their processes have gone (a moment after the worker):
-        tried ``patience`` times, 20 ms apart."""
-        for _, folder in self.folders:
-            for _ in range(patience):
+    def hand_over(self, uid: int | None) -> None:
+        """Let host user ``uid`` move its own processes into these groups (nothing else)."""
+        if uid is None:
+            return
+        for path in self.handed():
+            with contextlib.suppress(FileNotFoundError):
+                os.chown(path, uid, uid)
+
+    def run_group(self, name: str, processes: int, memory: int,
+                  uid: int | None = None) -> Groups:
+        """A group ``name`` for one run inside each of these, capped at ``processes`` and
+        ``memory`` bytes, made by ol (root); ``uid`` may only move processes in. OSError
+        when it cannot be made (nothing of it is left)."""
+        made = Groups(self.version, tuple((controller, f"{folder}/{name}")
+                                          for controller, folder in self.folders))
+        try:
+            for _, folder in made.folders:
+                os.mkdir(folder, 0o755)
+            made.cap(processes, memory)
+            made.hand_over(uid)
+        except OSError:
+            made.remove(patience=0)
+            raise
+        return made
+
+    def cap(self, processes: int, memory: int) -> None:
+        for controller, folder in self.folders:
+            if controller in ("pids", "unified"):
+                write(f"{folder}/pids.max", processes)
+            if controller == "memory":
+                write(f"{folder}/memory.limit_in_bytes", memory)
+                with contextlib.suppress(OSError):  # where swap is accounted
+                    write(f"{folder}/memory.memsw.limit_in_bytes", memory)
+            if controller == "unified":
+                write(f"{folder}/memory.max", memory)
                 with contextlib.suppress(OSError):
-                    for child in Path(folder).iterdir():
-                        if child.is_dir():
-                            with contextlib.suppress(OSError):
-                                child.rmdir()
-                try:
-                    os.rmdir(folder)
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.02)
+                    write(f"{folder}/memory.swap.max", 0)
+
+    def reached(self) -> tuple[str, ...]:
+        """The caps these groups' processes reached (processes, memory), read by ol once they
+        have ended: the kernel's own counts."""
+        found = []
+        for _, folder in self.folders:
+            for name, events, cap in (("processes", "pids.events", "max"),
+                                      ("memory", "memory.events", "oom_kill"),
+                                      ("memory", "memory.oom_control", "oom_kill"),
+                                      ("memory", "memory.failcnt", "")):
+                counts = read_counts(f"{folder}/{events}")
+                if counts.get(cap, 0) > 0 and name not in found:
+                    found.append(name)
+        return tuple(found)
+
+    def remove(self, patience: int = 100) -> bool:
+        """Remove these groups and every group below them, deepest first, once their
+        processes have gone (a moment after they were killed): tried ``patience`` more
+        times, 20 ms apart. Whether all are gone."""
+        for attempt in range(patience + 1):
+            if all(remove_subtree(folder) for _, folder in self.folders):
+                return True
+            if attempt < patience:
+                time.sleep(0.02)
+        return False
+
+
+def read_counts(path: str) -> dict[str, int]:
+    """A cgroup file of "name count" lines (or one bare count, under the name "")."""
+    try:
+        with open(path) as text:
+            lines = text.read(1 << 16).split("\n")
+    except OSError:
+        return {}
+    counts = {}
+    for line in lines:
+        parts = line.split()
+        with contextlib.suppress(ValueError, IndexError):
+            counts[parts[0] if len(parts) > 1 else ""] = int(parts[-1])
+    return counts
+
+
+def remove_subtree(folder: str) -> bool:
+    """rmdir ``folder`` and every group below it, deepest first (cgroupfs removes only an
+    empty group, and a group with child groups is not empty); whether it is gone."""
+    if not os.path.isdir(folder):
+        return True
+    for below, groups, _ in os.walk(folder, topdown=False):
+        for name in groups:
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.join(below, name))
+    try:
+        os.rmdir(folder)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 def own_groups() -> dict[str, tuple[int, Path]]:
@@ -101,13 +183,13 @@ def relative(path: str, root: str) -> str:
 
 
 def sweep(parent: Path) -> None:
-    """Remove the groups that an ol no longer running left in ``parent`` (one killed before
-    it could clean up): empty by now, since their processes are gone."""
+    """Remove, whole, the groups that an ol no longer running left in ``parent`` (one killed
+    before it and its keeper could clean up): their processes are gone by now."""
     with contextlib.suppress(OSError):
-        for folder in parent.glob("ol-*-*"):
+        for folder in parent.glob(f"{PREFIX}*-*"):
             owner = folder.name.split("-")[1]
             if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
-                Groups(1, (("stale", str(folder)),)).remove(patience=1)
+                remove_subtree(str(folder))
 
 
 def make(processes: int, memory: int) -> Groups | None:
@@ -118,48 +200,47 @@ def make(processes: int, memory: int) -> Groups | None:
     found = own_groups()
     for _, folder in found.values():
         sweep(folder)
-    name = f"ol-{os.getpid()}-{secrets.token_hex(4)}"
+    name = f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     if all(controller in found and found[controller][0] == 1 for controller in CONTROLLERS):
-        made: list[tuple[str, str]] = []
-        try:
-            for controller in CONTROLLERS:
-                folder = found[controller][1] / name
-                folder.mkdir()
-                made.append((controller, str(folder)))
-            write(Path(dict(made)["pids"]) / "pids.max", processes)
-            write(Path(dict(made)["memory"]) / "memory.limit_in_bytes", memory)
-        except OSError:
-            Groups(1, tuple(made)).remove()
-            return None
-        return Groups(1, tuple(made))
-    if "unified" in found:
+        parents = Groups(1, tuple((controller, str(found[controller][1]))
+                                  for controller in CONTROLLERS))
+    elif "unified" in found:
         parent = found["unified"][1]
-        folder = parent / name
         try:
             enabled = (parent / "cgroup.subtree_control").read_text().split()
-            if not all(controller in enabled for controller in CONTROLLERS):
-                return None  # the parent does not hand these controllers down
-            folder.mkdir()
-            write(folder / "cgroup.subtree_control", "+pids +memory")
-            write(folder / "pids.max", processes)
-            write(folder / "memory.max", memory)
         except OSError:
-            Groups(2, (("unified", str(folder)),)).remove()
             return None
-        return Groups(2, (("unified", str(folder)),))
-    return None
+        if not all(controller in enabled for controller in CONTROLLERS):
+            return None  # the parent does not hand these controllers down
+        parents = Groups(2, (("unified", str(parent)),))
+    else:
+        return None
+    try:
+        made = parents.run_group(name, processes, memory)
+    except OSError:
+        return None
+    if made.version == 2:  # v2 keeps processes in leaves: the worker's own is "worker"
+        try:
+            os.mkdir(f"{made.folders[0][1]}/worker", 0o755)
+            write(f"{made.folders[0][1]}/cgroup.subtree_control", "+pids +memory")
+        except OSError:
+            made.remove(patience=0)
+            return None
+    return made
 
 
-def write(path: Path, value) -> None:
-    path.write_text(f"{value}\n")
+def write(path: str | Path, value) -> None:
+    with open(path, "w") as out:
+        out.write(f"{value}\n")
 
 
 def entering(groups: Groups | None, command: list[str]) -> list[str]:
     """``command``, started so that it is in ``groups`` before it runs (a shell puts its own
-    pid there, then becomes the command)."""
+    pid there, then becomes the command): in v2, in their leaf ``worker``."""
     if groups is None:
         return command
-    procs = [f"{folder}/cgroup.procs" for _, folder in groups.folders]
+    leaf = "/worker" if groups.version == 2 else ""
+    procs = [f"{folder}{leaf}/cgroup.procs" for _, folder in groups.folders]
     script = 'for procs in "$@"; do [ "$procs" = -- ] && break; echo $$ > "$procs" || exit 71; ' \
              'shift; done; shift; exec "$@"'
     return ["/bin/sh", "-c", script, "ol-cgroup", *procs, "--", *command]

@@ -329,7 +329,6 @@ class WorkerSaid:
     hello: str = ""               # ready, in this mode
     exit: int | None = None       # the run ended with this code
     unstarted: str = ""           # the run could not be forked: why
-    capped: tuple[str, ...] = ()  # the caps the run reached
 
 
 def worker_message(data: bytes) -> WorkerSaid | None:
@@ -344,8 +343,7 @@ def worker_message(data: bytes) -> WorkerSaid | None:
         run = _int(_field(message, "id"), 0, 1 << 62)
         if "unstarted" in message:
             return WorkerSaid(run, unstarted=_text(message["unstarted"], WORD_LIMIT))
-        return WorkerSaid(run, exit=_int(_field(message, "exit"), -1024, 1024),
-                          capped=_words(message.get("capped", [])))
+        return WorkerSaid(run, exit=_int(_field(message, "exit"), -1024, 1024))
 
     message = _decoded(said, decoded, "")
     return None if isinstance(message, Refused) else message

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import OlError
+from harness.errors import OlError, OlFault
 from harness.run import accounts, cgroups, intake
 from harness.run.sandbox import Sandbox
 
@@ -120,6 +120,7 @@ class Worker:
         self.keeper: threading.Thread | None = None
         self.requests: queue.SimpleQueue = queue.SimpleQueue()  # (command, options, answer)
         self.groups: cgroups.Groups | None = None  # the worker's control groups, if any
+        self.leftover: list[cgroups.Groups] = []  # ended runs' groups not yet removed
 
     def start(self) -> socket.socket:
         """The worker's channel, starting a worker when none is alive (the lock is held)."""
@@ -132,8 +133,8 @@ class Worker:
                "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
                "OL_SANDBOX_UID": str(self.sandbox.uid)}
         self.groups = cgroups.make(WORKER_PROCESSES, worker_memory())
-        if self.groups is not None and self.uid is not None:
-            self.groups.hand_over(self.uid)
+        if self.groups is not None and self.groups.version == 2:
+            self.groups.hand_over(self.uid)  # v2 moves a process only by the common parent
         try:
             self.process = self.launch(
                 self.sandbox.worker_command(theirs.fileno(), self.runs, self.groups, self.uid),
@@ -219,18 +220,22 @@ class Worker:
         records, records_far = socket.socketpair()
         output, output_far = socket.socketpair()
         drain = Drain(records, output, on_record)
+        group = None
         with self.lock:
             try:
                 self.start()
                 self.next_id += 1
                 id = self.next_id
+                group = self.run_group(id)
                 self.waiting[id] = (self.generation, box)
                 self.send({"id": id, "run": test.message(),
-                           "tree": tree.message() if tree else None, "caps": RUN_CAPS},
+                           "tree": tree.message() if tree else None,
+                           "group": f"run-{id}" if group else ""},
                           [records_far.fileno(), output_far.fileno()])
             except BaseException:
                 for sock in (records, output):
                     sock.close()
+                self.done_with(group)
                 raise
             finally:
                 records_far.close()
@@ -258,7 +263,7 @@ class Worker:
                                   "machine is short of memory or processes. Run the command "
                                   "again, with fewer --jobs")
                 returncode = None if stopped else message.exit
-                capped = tuple(name for name in message.capped if name in RUN_CAPS)
+                capped = group.reached() if group is not None else ()
                 break
         except WorkerLost:
             raise
@@ -268,8 +273,33 @@ class Worker:
         finally:
             with self.lock:
                 self.waiting.pop(id, None)
+                self.done_with(group)
             drain.finish()
         return Ended(returncode, drain.lines(), drain.text(), drain.overflow, capped)
+
+    def run_group(self, id: int) -> cgroups.Groups | None:
+        """The run's own control groups, inside the worker's, with RUN_CAPS (none where the
+        worker has none); made here, by ol, so that their caps are not the worker's to
+        change. A group that cannot be made is a fault of ol: the run would go uncapped."""
+        self.tidy()
+        if self.groups is None:
+            return None
+        try:
+            return self.groups.run_group(f"run-{id}", RUN_CAPS["processes"],
+                                         RUN_CAPS["memory"], self.uid)
+        except OSError as error:
+            raise OlFault(f"a run's control group could not be made ({error.strerror})") \
+                from None
+
+    def done_with(self, group: cgroups.Groups | None) -> None:
+        """Remove a run's groups, or keep them to remove once the kernel lets them go (their
+        last processes are a moment from gone); the lock is held."""
+        if group is not None and not group.remove(patience=0):
+            self.leftover.append(group)
+
+    def tidy(self, patience: int = 0) -> None:
+        """Remove the groups of ended runs that the kernel held a moment ago."""
+        self.leftover = [group for group in self.leftover if not group.remove(patience)]
 
     def stop(self, id: int) -> None:
         with self.lock, contextlib.suppress(WorkerLost):
@@ -293,6 +323,7 @@ class Worker:
                 self.process.kill()
                 self.process.wait()
             self.process = None
+        self.tidy(patience=100)
         if self.groups is not None:
             self.groups.remove()
             self.groups = None

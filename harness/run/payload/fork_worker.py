@@ -5,8 +5,10 @@ bubblewrap sandbox in mode ``ns``), with a SOCK_SEQPACKET socket to the engine o
 imports nothing of the harness and never runs a test itself, so every run starts from the
 same freshly imported state. Protocol, one JSON object per message:
 
-    engine -> worker   {"id": 7, "run": SIDE, "tree": SIDE or null}
-                       with two descriptors attached: the records socket, the output socket
+    engine -> worker   {"id": 7, "run": SIDE, "tree": SIDE or null, "group": "run-7"}
+                       with two descriptors attached: the records socket, the output socket;
+                       "group" names the control group ol made for the run in each of the
+                       worker's (none: no groups)
     engine -> worker   {"kill": 7}                      stop run 7 now
     worker -> engine   {"hello": MODE}                  ready
     worker -> engine   {"id": 7, "exit": 1}             run 7 ended: the exit code of its
@@ -410,7 +412,7 @@ class Run:
         self.tree = tree          # pid of the tree side's first process, or None
         self.exit = None          # the test side's exit code, once it ended
         self.deadline = None      # when the tree side is killed, once the tests ended
-        self.groups: list[str] = []  # its control groups, one per controller (or unified)
+        self.groups: list[str] = []  # the groups ol made for it, one per controller (or one)
 
     @property
     def pids(self) -> list[int]:
@@ -427,7 +429,6 @@ def main() -> None:
     channel = socket.socket(fileno=FD)
     runs: dict[int, Run] = {}
     owner: dict[int, Run] = {}  # pid -> its run
-    emptied: list[str] = []  # groups of ended runs the kernel still held: removed later
     ends: dict[int, int] = {}  # pid -> a descriptor readable once it has ended (a pidfd)
     channel.send(json.dumps({"hello": MODE}).encode())
     while True:
@@ -435,8 +436,6 @@ def main() -> None:
             os.close(ends.pop(pid))
         # a side's end wakes the loop at once where each has a pidfd; else it looks often
         timeout = 0.01 if len(ends) < len(owner) else None
-        if emptied:
-            timeout = min(timeout or 0.05, 0.05)
         waiting = [run.deadline for run in runs.values() if run.deadline is not None]
         if waiting:
             left = max(0.0, min(waiting) - time.monotonic())
@@ -473,68 +472,17 @@ def main() -> None:
                 owner[pid] = run
                 with contextlib.suppress(AttributeError, OSError):  # no pidfds: it looks often
                     ends[pid] = os.pidfd_open(pid)
-        reap(runs, owner, channel, places, emptied)
-        emptied[:] = remove_groups(emptied)
+        reap(runs, owner, channel, places)
 
 
-def run_groups(run: Run, caps: dict) -> None:
-    """The run's own control groups, inside the worker's, with the run's caps."""
-    if not GROUPS:
-        return
-    version, _, listed = GROUPS.partition(":")
-    for entry in listed.split(","):
-        controller, _, folder = entry.partition("=")
-        group = os.path.join(folder, f"run-{run.id}")
-        os.mkdir(group)
-        run.groups.append(group)
-        if version == "2":
-            write(os.path.join(group, "pids.max"), str(caps["processes"]))
-            write(os.path.join(group, "memory.max"), str(caps["memory"]))
-            with contextlib.suppress(OSError):
-                write(os.path.join(group, "memory.swap.max"), "0")
-        elif controller == "pids":
-            write(os.path.join(group, "pids.max"), str(caps["processes"]))
-        elif controller == "memory":
-            write(os.path.join(group, "memory.limit_in_bytes"), str(caps["memory"]))
-            with contextlib.suppress(OSError):
-                write(os.path.join(group, "memory.memsw.limit_in_bytes"), str(caps["memory"]))
-
-
-def reached(run: Run) -> list[str]:
-    """The caps the run reached (processes, memory), read when it has ended."""
-    found = []
-    for group in run.groups:
-        for name, events, cap in (("processes", "pids.events", "max"),
-                                  ("memory", "memory.events", "oom_kill"),
-                                  ("memory", "memory.oom_control", "oom_kill")):
-            try:
-                with open(os.path.join(group, events)) as text:
-                    counts = dict(line.split()[:2] for line in text if line.strip())
-            except (OSError, ValueError):
-                continue
-            if int(counts.get(cap, "0")) > 0 and name not in found:
-                found.append(name)
-        try:
-            with open(os.path.join(group, "memory.failcnt")) as text:
-                if int(text.read()) > 0 and "memory" not in found:
-                    found.append("memory")
-        except (OSError, ValueError):
-            pass
-    return found
-
-
-def remove_groups(groups: list[str]) -> list[str]:
-    """Remove the run groups that are empty now; those the kernel still holds (their last
-    processes are a moment from gone), to try again later, never waited for here."""
-    left = []
-    for group in groups:
-        try:
-            os.rmdir(group)
-        except FileNotFoundError:
-            pass
-        except OSError:
-            left.append(group)
-    return left
+def run_groups(request: dict) -> list[str]:
+    """The control groups ol made for the run (a folder per controller, or one in v2), as
+    this worker sees them; none where there are no groups."""
+    name = request.get("group") or ""
+    if not GROUPS or not name or "/" in name:
+        return []
+    _, _, listed = GROUPS.partition(":")
+    return [os.path.join(entry.partition("=")[2], name) for entry in listed.split(",")]
 
 
 def start_run(run: Run, request: dict, fds: list[int]) -> None:
@@ -542,7 +490,7 @@ def start_run(run: Run, request: dict, fds: list[int]) -> None:
     records, output = fds
     control = None
     try:
-        run_groups(run, request.get("caps") or {})
+        run.groups = run_groups(request)
         if request["tree"] is not None:
             control, far = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             with far:
@@ -566,7 +514,7 @@ def kill(pid: int) -> None:
             os.kill(target, signal.SIGKILL)
 
 
-def reap(runs: dict, owner: dict, channel, places: list[str], emptied: list[str]) -> None:
+def reap(runs: dict, owner: dict, channel, places: list[str]) -> None:
     while owner:
         pid, status = os.waitpid(-1, os.WNOHANG)
         if pid == 0:
@@ -589,10 +537,8 @@ def reap(runs: dict, owner: dict, channel, places: list[str], emptied: list[str]
         if run.test is None and run.tree is None:
             if MODE == "uid":
                 purge(places)
-            capped = reached(run)
-            emptied.extend(run.groups)
             del runs[run.id]
-            channel.send(json.dumps({"id": run.id, "exit": run.exit, "capped": capped}).encode())
+            channel.send(json.dumps({"id": run.id, "exit": run.exit}).encode())
 
 
 if __name__ == "__main__":
