@@ -23,6 +23,9 @@ from conftest import CONTRACT, DS07, RUNS
 from test_isolation import inside_run
 
 import ol
+from harness.run import sandbox
+from harness.run.engine import Engine
+from harness.run.layout import Suite
 from harness.run.process import RUN_CAPS
 
 REFERENCE = DS07.reference_source()
@@ -248,7 +251,6 @@ def test_a_background_thread_calling_the_tree_gets_its_own_answers(tmp_path):
 def test_a_test_stopped_at_its_time_limit_is_told_the_limit(tmp_path):
     test = tmp_path / "test_slow.py"
     test.write_text("import time\n\ndef test_slow():\n    time.sleep(30)\n")
-    from harness.run.layout import Suite
     run = RUNS.run(Suite(contract=CONTRACT, files=(test,)), REFERENCE, timeout=60,
                    test_limit=1.0, trusted=True)
     [record] = run.records
@@ -386,3 +388,89 @@ def test_a_check_whose_temporary_folder_only_its_user_may_enter_grades_as_usual(
         capture_output=True, text=True, timeout=600)
     assert done.returncode == ol.ExitCode.PASSED, done.stderr
     assert list(private.iterdir()) == []
+
+
+LIFT_CAPS = '''
+import ctypes, os
+
+NEWUSER, NEWNS, NEWCGROUP = 0x10000000, 0x00020000, 0x02000000
+
+
+def lift_caps(marker):
+    """Make a user, mount and cgroup namespace, mount the cgroup hierarchies there and lift
+    the run's caps; then fork sleepers until that fails. What happened, in words."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    said = []
+    for flags in (NEWUSER | NEWNS | NEWCGROUP, NEWUSER):
+        made = libc.unshare(flags)
+        said.append(f"unshare {made} {os.strerror(ctypes.get_errno())}")
+        if made == 0:
+            os.makedirs("/tmp/groups/pids", exist_ok=True)
+            libc.mount(b"cgroup", b"/tmp/groups/pids", b"cgroup", 0, b"pids")
+            for path, value in (("pids.max", "max"), ("child/pids.max", "max")):
+                try:
+                    os.makedirs("/tmp/groups/pids/child", exist_ok=True)
+                    with open(f"/tmp/groups/pids/{path}", "w") as out:
+                        out.write(value)
+                    said.append(f"LIFTED {path}")
+                except OSError as error:
+                    said.append(f"{path}: {error.strerror}")
+            break
+    pid = os.fork()  # a thread of the C library's own making: clone3 must fall back
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    said.append(f"forked {storm(marker, most=700)}")
+    return "; ".join(said)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.sandboxed("cgroup")
+@pytest.mark.parametrize("mode", ["bwrap", "uid"])
+def test_a_run_that_tries_to_lift_its_caps_can_make_no_namespace_and_stays_capped(
+        tmp_path, mode):
+    """A side could once make a user namespace of its own, mount the cgroup hierarchies
+    there and rewrite its run's caps (600 processes, 4.6 GiB, groups left behind). Now it
+    can make no user namespace (a seccomp filter in every mode; max_user_namespaces 0 in
+    the bubblewrap sandbox), and the cap files are root's whatever it does."""
+    if mode == "uid" and sandbox.uid_problem():
+        pytest.skip(f"needs the uid sandbox: {sandbox.uid_problem()}")
+    marker = f"337.{os.getpid() % 1000}"
+    engine = RUNS if mode == "bwrap" else Engine("uid")
+    if engine.sandbox.mode != mode:
+        pytest.skip(f"needs the {mode} sandbox, which cannot start here")
+    test = tmp_path / "test_lifts.py"
+    test.write_text(FORK_STORM + LIFT_CAPS + textwrap.dedent(f'''
+        def test_lifts_its_caps():
+            said = lift_caps({marker!r})
+            assert "LIFTED" not in said and "unshare 0" not in said, said
+            assert "Operation not permitted" in said or "No space left" in said, said
+            assert int(said.rsplit("forked ", 1)[1]) < {RUN_CAPS["processes"]}, said
+        '''), encoding="utf-8")
+    before = ol_groups()
+    try:
+        with Peak(f"sleep\0{marker}") as peak:
+            run = engine.run(Suite(contract=CONTRACT, files=(test,), proxy=()), REFERENCE,
+                             timeout=120, trusted=True)
+    finally:
+        if engine is not RUNS:
+            engine.close()
+    assert run.all_passed, run.output
+    assert peak.most <= RUN_CAPS["processes"], peak.most
+    assert peak.count() == 0
+    assert [group for group in ol_groups() - before if "/run-" in group or "child" in group] \
+        == [], "a run's group, or one it made, outlived the run"
+
+
+def ol_groups() -> set[str]:
+    """Every control group below a group of ol's (a worker's, a run's, or one made inside
+    those), in every hierarchy of this machine."""
+    found = set()
+    for mount in Path("/proc/self/mounts").read_text().splitlines():
+        kind, point = mount.split()[2], mount.split()[1]
+        if kind in ("cgroup", "cgroup2"):
+            for folder, _, _ in os.walk(point):
+                if "/ol-" in folder:
+                    found.add(folder)
+    return found

@@ -135,6 +135,10 @@ def confine_namespaces(side: dict) -> None:
     write("/proc/self/setgroups", "deny")
     write("/proc/self/uid_map", f"{uid} {uid} 1")
     write("/proc/self/gid_map", f"{gid} {gid} 1")
+    # no user namespace may be made below this one: a side could hold every capability in
+    # one, and mount what it must not change (its control groups); the kernel counts this
+    # limit per namespace, and only this namespace's root, before it drops them, may set it
+    write("/proc/sys/user/max_user_namespaces", "0")
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount(own, HOLD, None, MS_BIND | MS_REC)
     scratch = f"mode=0700,size={SCRATCH_BYTES}"
@@ -157,6 +161,56 @@ def confine_namespaces(side: dict) -> None:
     mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "mode=0555,size=4k")
     if os.path.isdir(INSIDE_GROUPS):  # the worker's control groups: not the side's to change
         mount("tmpfs", INSIDE_GROUPS, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k")
+
+
+class SockFilter(ctypes.Structure):
+    _fields_ = (("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32))
+
+
+class SockProgram(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter)))
+
+
+# machine -> (its audit arch, and its numbers of clone, unshare and clone3)
+SYSCALLS = {"x86_64": (0xC000003E, 56, 272, 435), "aarch64": (0xC00000B7, 220, 97, 435)}
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+ALLOW, REFUSE = 0x7FFF0000, 0x00050000  # SECCOMP_RET_ALLOW; SECCOMP_RET_ERRNO | errno
+
+
+def forbid_user_namespaces() -> None:
+    """A seccomp filter, in every mode, on the side and everything it starts: ``unshare``
+    and ``clone`` with CLONE_NEWUSER fail with EPERM, ``clone3`` (whose flags a filter
+    cannot read) with ENOSYS, so the C library falls back to ``clone``; a system call of
+    another ABI (x32, 32-bit) fails whole. Without a user namespace a side holds no
+    capability anywhere, so it can make no namespace of its own at all. Where the machine
+    is neither x86_64 nor aarch64 there is no filter, and mode ns still forbids them by
+    max_user_namespaces."""
+    known = SYSCALLS.get(os.uname().machine)
+    if known is None:
+        return
+    arch, clone, unshare, clone3 = known
+    load, same, at_least, any_bit, answer = 0x20, 0x15, 0x35, 0x45, 0x06
+    program = [
+        (load, 0, 0, 4),                        # 0: the ABI
+        (same, 1, 0, arch),                     # 1: ours: on at 3
+        (answer, 0, 0, REFUSE | 1),             # 2: another ABI: EPERM
+        (load, 0, 0, 0),                        # 3: the system call's number
+        (at_least, 7, 0, 0x40000000),           # 4: x32's numbers: EPERM at 12
+        (same, 7, 0, clone3),                   # 5: clone3: ENOSYS at 13
+        (same, 2, 0, unshare),                  # 6: unshare: its flags at 9
+        (same, 1, 0, clone),                    # 7: clone: its flags at 9
+        (answer, 0, 0, ALLOW),                  # 8: anything else
+        (load, 0, 0, 16),                       # 9: the low word of the first argument
+        (any_bit, 1, 0, CLONE_NEWUSER),         # 10: a new user namespace: EPERM at 12
+        (answer, 0, 0, ALLOW),                  # 11
+        (answer, 0, 0, REFUSE | 1),             # 12: EPERM
+        (answer, 0, 0, REFUSE | 38),            # 13: ENOSYS
+    ]
+    filters = (SockFilter * len(program))(*program)
+    check(LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    check(LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
+                     ctypes.byref(SockProgram(len(program), filters))), "seccomp")
 
 
 def drop_capabilities() -> None:
@@ -215,6 +269,7 @@ def start_side(side: dict, fds: dict, groups: list[str] = ()) -> int:
         else:
             LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1)
         become(side)
+        forbid_user_namespaces()
         code = init(lambda: run_side(side))
     except BaseException as error:  # the child must never return into the worker
         with contextlib.suppress(BaseException):
