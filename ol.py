@@ -13,8 +13,10 @@ import io
 import json
 import os
 import secrets
+import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -51,6 +53,7 @@ class ExitCode(enum.IntEnum):
     BAD_INPUT = 2    # bad usage or input: unknown module, missing file, a file that will not import
     INTERNAL = 3     # a fault of ol itself (its worker died twice, a bug): nothing was graded
     INTERRUPTED = 130  # stopped by Ctrl-C, after cleaning up
+    TERMINATED = 143   # stopped by SIGTERM (a platform's time limit), after cleaning up
 
 
 class Parser(argparse.ArgumentParser):
@@ -528,10 +531,28 @@ def run_cache(args: argparse.Namespace, folder: Path | None,
     return RunCache(folder)
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: the command stops as after Ctrl-C, every run stopped and removed."""
+
+
+def terminate(signum: int, frame) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int:
     """``ol argv``; its exit code. ``engine``: one to run in, kept open (a test session's),
     used only when it was made with the settings this command reads; else (and by
-    default) the command makes its own and closes it."""
+    default) the command makes its own and closes it. SIGTERM stops it as Ctrl-C does."""
+    on_main_thread = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGTERM, terminate) if on_main_thread else None
+    try:
+        return command(argv, engine)
+    finally:
+        if on_main_thread:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)
+
+
+def command(argv: Sequence[str] | None, engine: Engine | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -555,9 +576,9 @@ def main(argv: Sequence[str] | None = None, engine: Engine | None = None) -> int
     except OlError as error:
         print(f"ol: {error}", file=sys.stderr)
         return ExitCode.BAD_INPUT
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as stop:
         print("\nol: interrupted; every run was stopped and its files removed.", file=sys.stderr)
-        return ExitCode.INTERRUPTED
+        return ExitCode.TERMINATED if isinstance(stop, Terminated) else ExitCode.INTERRUPTED
     except Exception as error:  # ol's own fault: said to be ours, never a verdict
         if on_platform(argv):  # a log file on the grader's machine helps no one there
             what = str(error) if isinstance(error, OlFault) else \

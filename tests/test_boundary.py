@@ -9,18 +9,24 @@ same doors; these are the attacks that made ol fault before, one per door.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import random
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
-from conftest import DS07, FAILING, RUNS, ol_run
+from conftest import DS07, FAILING, RUNS, listen_to_ctrl_c, ol_run
 
 import ol
 from harness.errors import OlFault
 from harness.grade import grading
-from harness.run import intake
+from harness.run import accounts, cgroups, intake
 from harness.run.judge import Status, judge
 
 DEEP = "[" * 200_000
@@ -215,3 +221,67 @@ def test_course_tests_that_do_not_import_on_the_reference_either_are_a_fault_of_
         course_views=course / DS07.course_views.name)
     with pytest.raises(OlFault, match="a fault of this installation of ol, not of your tree"):
         grading.course_run(RUNS, DS07.reference_source(), broken)
+
+
+# --- lifetimes: nothing of a run outlives the ol that made it -----------------------------
+
+LEASED = range(accounts.FIRST_UID, accounts.FIRST_UID + accounts.UIDS)
+
+
+def uids_with_processes() -> set[int]:
+    """The host uids among the leased range that own a process now (zombies included)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                uid = os.stat(f"/proc/{entry}").st_uid
+                if uid in LEASED:
+                    found.add(uid)
+    return found
+
+
+def groups_of(pid: int) -> list[str]:
+    """The control groups ol process ``pid`` made (named ol-<pid>-...), in every hierarchy."""
+    found = []
+    for mount in Path("/proc/self/mounts").read_text().splitlines():
+        kind, point = mount.split()[2], mount.split()[1]
+        if kind in ("cgroup", "cgroup2"):
+            found += [folder for folder, _, _ in os.walk(point)
+                      if f"/{cgroups.PREFIX}{pid}-" in folder]
+    return found
+
+
+def left_behind(pid: int, scratch: Path, before: set[int]) -> list[str]:
+    said = []
+    if uids_with_processes() - before:
+        said.append(f"processes of leased uids {sorted(uids_with_processes() - before)}")
+    said += [f"the control group {group}" for group in groups_of(pid)]
+    said += [f"the folder {path}" for path in scratch.iterdir()]
+    return said
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM", "SIGKILL"])
+def test_nothing_of_a_check_outlives_ol_whenever_a_signal_ends_it(tmp_path, stop):
+    """`ol check` stopped at 20 moments drawn from a fixed seed, from its first moments to
+    past its end: within a few seconds no process of the uid it leased, no control group it
+    made and no run folder is left, whether ol cleaned up (SIGINT, SIGTERM) or was killed
+    outright (SIGKILL: its janitor does it)."""
+    moments = random.Random(stop).sample([step / 20 for step in range(1, 80)], 20)
+    before = uids_with_processes()
+    for number, moment in enumerate(sorted(moments)):
+        scratch = tmp_path / f"moment-{number}"
+        scratch.mkdir()
+        process = subprocess.Popen(
+            [sys.executable, str(Path(ol.__file__)), "check", "ds.07", "--workspace",
+             str(FAILING)], env={**os.environ, "TMPDIR": str(scratch), "OL_CACHE": "off"},
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            preexec_fn=listen_to_ctrl_c)
+        time.sleep(moment)
+        process.send_signal(getattr(signal, stop))
+        _, err = process.communicate(timeout=120)
+        assert "Traceback" not in err or (stop == "SIGINT" and moment < 1), err
+        deadline = time.monotonic() + 10
+        while left_behind(process.pid, scratch, before) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert left_behind(process.pid, scratch, before) == [], (moment, process.returncode)

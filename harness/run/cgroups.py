@@ -192,15 +192,15 @@ def sweep(parent: Path) -> None:
                 remove_subtree(str(folder))
 
 
-def make(processes: int, memory: int) -> Groups | None:
-    """Groups for one worker, capped at ``processes`` and ``memory`` bytes in all; None
-    where none can be made here."""
+def make(processes: int, memory: int, name: str = "") -> Groups | None:
+    """Groups for one worker, capped at ``processes`` and ``memory`` bytes in all, named
+    ``name``... (ol-<pid>-... by default); None where none can be made here."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return None
     found = own_groups()
     for _, folder in found.values():
         sweep(folder)
-    name = f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+    name = f"{name or f'{PREFIX}{os.getpid()}'}-{secrets.token_hex(4)}"
     if all(controller in found and found[controller][0] == 1 for controller in CONTROLLERS):
         parents = Groups(1, tuple((controller, str(found[controller][1]))
                                   for controller in CONTROLLERS))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -153,7 +152,7 @@ class Engine:
             result = judge(ended.records, ended.returncode, expected, seconds, output)
             return result if coverage is None else dataclasses.replace(result, coverage=coverage)
         finally:
-            shutil.rmtree(run, ignore_errors=True)
+            runner.drop(run)
 
     def probe_import(self, implementation: str, contract: Contract,
                      beside: tuple[tuple[str, str], ...] = ()) -> str | None:
@@ -184,7 +183,7 @@ class Engine:
             runner.hand_over(probe.root, untrusted=True)
             ended = runner.run(probe, None, PROBE_LIMIT, None)
         finally:
-            shutil.rmtree(run, ignore_errors=True)
+            runner.drop(run)
         if ended.returncode is None:
             return f"importing it takes more than {PROBE_LIMIT:.0f} s"
         if ended.overflow:

@@ -14,10 +14,11 @@ import contextlib
 import json
 import os
 import queue
+import secrets
 import selectors
-import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from harness.errors import OlError, OlFault
 from harness.run import accounts, cgroups, intake
-from harness.run.sandbox import Sandbox
+from harness.run.sandbox import PAYLOAD, Sandbox
 
 OUTPUT_LIMIT = 64_000       # characters of a run's output kept
 RECORDS_LIMIT = 32 << 20    # bytes of records a run may write; more is a crash
@@ -104,10 +105,12 @@ class Worker:
     it ends, so a worker started from a pool thread would die with that thread.
     """
 
-    def __init__(self, sandbox: Sandbox, runs: Path, uid: int | None = None) -> None:
+    def __init__(self, sandbox: Sandbox, runs: Path, uid: int | None = None,
+                 groups: str = "") -> None:
         self.sandbox = sandbox
         self.runs = runs
         self.uid = uid  # the host user it runs as (ol runs as root), else None
+        self.groups_name = groups  # its control groups' names begin so (the janitor's)
         self.lock = threading.Lock()
         self.process: subprocess.Popen | None = None
         self.channel: socket.socket | None = None
@@ -132,7 +135,7 @@ class Worker:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
                "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
                "OL_SANDBOX_UID": str(self.sandbox.uid)}
-        self.groups = cgroups.make(WORKER_PROCESSES, worker_memory())
+        self.groups = cgroups.make(WORKER_PROCESSES, worker_memory(), self.groups_name)
         if self.groups is not None and self.groups.version == 2:
             self.groups.hand_over(self.uid)  # v2 moves a process only by the common parent
         try:
@@ -418,24 +421,77 @@ class Drain(threading.Thread):
         return self.sockets[self.output].decode("utf-8", "replace")[:OUTPUT_LIMIT]
 
 
+class Janitor:
+    """The janitor of a runner's runs (payload/janitor.py): a process of its own, outside
+    every sandbox and in a session of its own, told of each folder, control group and host
+    user of the runs before they exist. When ol closes its socket, or ol ends in any way
+    (SIGKILL included), it kills every process of those users, removes the groups deepest
+    first and the folders, and exits: nothing of a run outlives the ol that made it."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.process = subprocess.Popen(
+                [os.path.realpath(sys.executable), "-I", "-S", str(PAYLOAD / "janitor.py"),
+                 str(theirs.fileno())], pass_fds=[theirs.fileno()], cwd="/",
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError as error:
+            ours.close()
+            raise OlError(f"ol cannot start a process here ({error.strerror}): the machine is "
+                          "short of memory or processes. Run the command again") from None
+        finally:
+            theirs.close()
+        self.channel = ours
+        self.lock = threading.Lock()
+
+    def tell(self, word: str, what: object, fds: tuple[int, ...] = ()) -> None:
+        """One line to the janitor (see its docstring), with descriptors it is to hold."""
+        with self.lock, contextlib.suppress(OSError):
+            socket.send_fds(self.channel, [f"{word} {what}\n".encode()], list(fds))
+
+    def close(self, patience: float = 60.0) -> None:
+        """Tell the janitor that ol is done, and wait (at most ``patience`` seconds) while it
+        removes what is left."""
+        with self.lock, contextlib.suppress(OSError):
+            self.channel.shutdown(socket.SHUT_WR)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=patience)
+        self.channel.close()
+
+
 class Runner:
-    """Where runs happen: one sandbox, one folder of run folders, one worker."""
+    """Where runs happen: one sandbox, one folder of run folders, one worker, and the
+    janitor that removes all of it however ol ends."""
 
     def __init__(self, sandbox: Sandbox, fresh: bool = False) -> None:
         self.sandbox = sandbox
         self.fresh = fresh  # a new worker for every run (slower; for comparison)
-        self.folder = Path(tempfile.mkdtemp(prefix="ol-runs-"))
+        self.janitor = Janitor()
+        self.folder = Path(tempfile.gettempdir()) / f"ol-runs-{secrets.token_hex(6)}"
+        self.janitor.tell("folder", self.folder)  # told first: no moment where it is unknown
+        self.folder.mkdir(mode=0o700)
         self.folder.chmod(0o711)
         # as root, bubblewrap's processes are a host user of this runner's own, never root
         self.lease = accounts.lease() if sandbox.mode == "bwrap" else None
         self.uid = self.lease.uid if self.lease else None
-        self.worker = Worker(sandbox, self.folder, self.uid)
+        if self.lease is not None:  # the janitor holds the lease until that user's are gone
+            self.janitor.tell("uid", self.lease.uid, (self.lease.lock,))
+        if sandbox.mode == "uid":
+            self.janitor.tell("uid", sandbox.uid)
+        self.groups = f"{cgroups.PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+        self.janitor.tell("groups", self.groups)
+        self.worker = Worker(sandbox, self.folder, self.uid, self.groups)
         self.serial = threading.Lock()  # the uid sandbox runs one run at a time
 
     def new_folder(self) -> Path:
         folder = Path(tempfile.mkdtemp(prefix="run-", dir=self.folder))
         folder.chmod(0o711)
         return folder
+
+    def drop(self, folder: Path) -> None:
+        """A run's folder is done with: the janitor removes it, off the runs' way."""
+        self.janitor.tell("drop", folder)
 
     def hand_over(self, side: Path, untrusted: bool) -> None:
         """In the uid sandbox: a side of submission code is its user's; ours stays private.
@@ -457,14 +513,16 @@ class Runner:
         with serial:
             if not self.fresh:
                 return self.worker.run(test, tree, timeout, cancel, on_record)
-            worker = Worker(self.sandbox, self.folder, self.uid)
+            worker = Worker(self.sandbox, self.folder, self.uid, self.groups)
             try:
                 return worker.run(test, tree, timeout, cancel, on_record)
             finally:
                 worker.close()
 
     def close(self) -> None:
+        """The worker stops with its runs; then the janitor removes every folder and group
+        and kills whatever of the runs' users is left, and ol waits for it."""
         self.worker.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        self.janitor.close()
         if self.lease is not None:
             self.lease.release()

@@ -43,7 +43,6 @@ import json
 import os
 import resource
 import select
-import shutil
 import signal
 import socket
 import sys
@@ -62,6 +61,7 @@ import ol_recorder  # noqa: E402 - every run's pytest registers it
 import pytest  # noqa: E402
 import tree_server  # noqa: E402
 import tree_wire  # noqa: E402
+from janitor import remove_tree  # noqa: E402
 
 # imported once here, so each child starts warm: every plugin pytest registers by default
 # (and what they import on first use), the recorder every run loads, what suites use most
@@ -452,10 +452,7 @@ def purge(places: list[str]) -> None:
             try:
                 if entry.stat(follow_symlinks=False).st_uid != SANDBOX_UID:
                     continue
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                else:
-                    os.unlink(entry.path)
+                remove_tree(entry.path)  # never recursing: a run may nest folders deep
             except OSError:
                 pass
 
