@@ -10,9 +10,7 @@ from __future__ import annotations
 import argparse
 import enum
 import io
-import json
 import os
-import secrets
 import signal
 import sys
 import tempfile
@@ -334,38 +332,55 @@ PLATFORM_FAULT = ("Not graded: the grader met a fault of its own ({what}), not o
 PRAIRIELEARN_PRIVATE = ("data", "tests", "serverFilesCourse")
 
 
+def grade_upload(engine: Engine, chapter: Chapter, command: str, upload: Path,
+                 private: Sequence[Path], graded: Callable[[grading.Check, str, float], dict],
+                 ) -> dict | OlError:
+    """A platform's upload folder, found in Python (no name is parsed as text), graded in
+    the sandbox: the platform's results, or the OlError that stopped the grade (its
+    ``platform`` text is the student's; without one, the grader's setup is at fault)."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ol-upload-") as scratch:
+        try:
+            require_sandbox(engine, chapter, command, private)
+            workspace = workspace_module.gather(upload, Path(scratch) / "ws", chapter)
+            submission = workspace.snapshot(tree=True, tests=True, builds=True)
+            result, text = check_and_report(engine, submission, None, platform=True)
+            return graded(result, text, time.monotonic() - started)
+        except OlError as error:
+            return error
+
+
 def cmd_prairielearn(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
     """Grade PrairieLearn's upload folder into its results file. A fault of ol leaves no
     results file (PrairieLearn then marks the grading failed, for staff to grade again) and
     exit code 3: never a score the student did not earn."""
-    results = args.root / "results"
-    try:
-        results.mkdir(parents=True, exist_ok=True)
-        for stale in (results / "results.json", *results.glob(".ol-results-*")):
-            stale.unlink(missing_ok=True)  # whatever was there before is not this grade
-    except OSError as error:
-        raise OlError(f"cannot prepare {results}: {error.strerror}. Run ol prairielearn "
-                      "where /grade (or --root) is writable") from None
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="ol-pl-") as scratch:
-        try:
-            require_sandbox(engine, chapter, "ol prairielearn",
-                            [args.root / name for name in PRAIRIELEARN_PRIVATE])
-            workspace = workspace_module.gather(args.root / "student", Path(scratch) / "ws",
-                                                chapter)
-            submission = workspace.snapshot(tree=True, tests=True, builds=True)
-            result, text = check_and_report(engine, submission, None, platform=True)
-            said = reports_module.prairielearn(result, text, verdict(result, "", True),
-                                               time.monotonic() - started, args.scoring)
-        except OlError as error:
-            if not error.platform:  # the grader's setup, not the submission: staff read this
-                print(f"ol: {error}", file=sys.stderr)
-            said = reports_module.ungradable(error.platform or SETUP_PROBLEM)
-    # written under a name no run could know, then moved: every run has ended by now
-    secret = results / f".ol-results-{secrets.token_hex(16)}"
-    secret.write_text(json.dumps(said, indent=2) + "\n", encoding="utf-8")
-    os.replace(secret, results / "results.json")
-    console.show_platform_result(said, results / "results.json")
+    results = reports_module.prepare_results(args.root / "results", "ol prairielearn")
+    said = grade_upload(engine, chapter, "ol prairielearn", args.root / "student",
+                        [args.root / name for name in PRAIRIELEARN_PRIVATE],
+                        lambda result, text, seconds: reports_module.prairielearn(
+                            result, text, verdict(result, "", True), seconds, args.scoring))
+    if isinstance(said, OlError):
+        if not said.platform:  # the grader's setup, not the submission: staff read this
+            print(f"ol: {said}", file=sys.stderr)
+        said = reports_module.ungradable(said.platform or SETUP_PROBLEM)
+    console.show_platform_result(said, reports_module.write_results(results, said))
+    return ExitCode.PASSED
+
+
+def cmd_gradescope(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
+    """Grade Gradescope's submission folder into its results file, as run_autograder asks.
+    A submission that cannot be graded gets a score of 0 and why; a grader that cannot run
+    here (exit 2) and a fault of ol (exit 3) leave no results file, so Gradescope says the
+    autograder failed and staff grade it again: never a score the student did not earn."""
+    results = reports_module.prepare_results(args.root / "results", "ol gradescope")
+    said = grade_upload(engine, chapter, "ol gradescope", args.root / "submission", (),
+                        lambda result, text, seconds: reports_module.gradescope(
+                            result, text, verdict(result, "", True), seconds, args.scoring))
+    if isinstance(said, OlError):
+        if not said.platform:
+            raise said
+        said = reports_module.not_graded(said.platform)
+    console.show_platform_result(said, reports_module.write_results(results, said))
     return ExitCode.PASSED
 
 
@@ -433,6 +448,12 @@ COMMANDS = (
             cmd_prairielearn,
             (MODULE, argument("--root", type=Path, default=Path("/grade"), metavar="DIR",
                               help="the grading folder PrairieLearn mounts (default: /grade)"),
+             SCORING, SANDBOX)),
+    Command("gradescope", "staff: grade a Gradescope submission (the bundle's run_autograder "
+            "calls it): /autograder/submission into /autograder/results/results.json",
+            cmd_gradescope,
+            (MODULE, argument("--root", type=Path, default=Path("/autograder"), metavar="DIR",
+                              help="Gradescope's autograder folder (default: /autograder)"),
              SCORING, SANDBOX)),
     Command("gradescope-bundle", "staff: write the Gradescope autograder zip",
             cmd_gradescope_bundle,
@@ -593,7 +614,7 @@ def command(argv: Sequence[str] | None, engine: Engine | None) -> int:
 def on_platform(argv: Sequence[str] | None) -> bool:
     """Whether the command grades for a course platform, whose student reads what it says."""
     given = list(sys.argv[1:] if argv is None else argv)
-    return "--platform" in given or given[:1] == ["prairielearn"]
+    return "--platform" in given or given[:1] in (["prairielearn"], ["gradescope"])
 
 
 def fault_paragraph(error: BaseException, argv: Sequence[str] | None) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import random
 import shutil
@@ -18,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,7 @@ from conftest import DS07, FAILING, RUNS, listen_to_ctrl_c, ol_run
 import ol
 from harness.errors import OlFault
 from harness.grade import grading
+from harness.grade.workspace import gather
 from harness.run import accounts, cgroups, intake
 from harness.run.judge import Status, judge
 
@@ -285,3 +288,95 @@ def test_nothing_of_a_check_outlives_ol_whenever_a_signal_ends_it(tmp_path, stop
         while left_behind(process.pid, scratch, before) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert left_behind(process.pid, scratch, before) == [], (moment, process.returncode)
+
+
+# --- names and files of a submission ------------------------------------------------------
+
+def test_a_hard_linked_radix_py_is_refused_without_showing_a_line_of_it(tmp_path):
+    root = failing_copy(tmp_path)
+    secret = tmp_path / "secret.py"
+    secret.write_text("SECRET_FIRST_LINE = (\n")
+    (root / "tl_ds" / "radix.py").unlink()
+    os.link(secret, root / "tl_ds" / "radix.py")
+    code, out, err = ol_run("check", "ds.07", "--workspace", root)
+    assert code == ol.ExitCode.BAD_INPUT
+    assert "is a hard link (one of 2 names of one file)" in err
+    assert "SECRET_FIRST_LINE" not in out + err
+
+
+@pytest.mark.parametrize("kind", ["a folder", "a named pipe"])
+def test_a_path_that_is_no_file_is_called_what_it_is_never_missing(tmp_path, kind):
+    root = failing_copy(tmp_path)
+    for path in (root / "tl_ds" / "radix.py", root / "tests" / "test_ds07_radix.py"):
+        path.unlink()
+        path.mkdir() if kind == "a folder" else os.mkfifo(path)
+        code, _, err = ol_run("check", "ds.07", "--workspace", root)
+        assert code == ol.ExitCode.BAD_INPUT
+        assert f"{path} is {kind}, not a file" in err and "missing" not in err
+        assert "writes the stub where nothing is" in err
+        path.rmdir() if kind == "a folder" else path.unlink()
+        shutil.copy(FAILING / path.relative_to(root), path)
+
+
+def autograder(tmp_path: Path, make) -> dict:
+    """A Gradescope autograder folder with a fresh bundle, a submission ``make(folder)``
+    lays out, graded by the bundle's run_autograder; its results."""
+    root = tmp_path / "autograder"
+    assert ol_run("gradescope-bundle", tmp_path / "bundle.zip")[0] == ol.ExitCode.PASSED
+    with zipfile.ZipFile(tmp_path / "bundle.zip") as archive:
+        archive.extractall(root / "source")
+    (root / "source" / "run_autograder").chmod(0o755)
+    (root / "submission").mkdir()
+    make(root / "submission")
+    subprocess.run([root / "source" / "run_autograder"], timeout=600, check=True,
+                   env={**os.environ, "OL_AUTOGRADER_ROOT": str(root),
+                        "OL_PYTHON": sys.executable})
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+@pytest.mark.slow
+def test_a_folder_name_with_a_newline_cannot_make_gradescope_grade_a_file_of_the_graders(
+        tmp_path):
+    """A submission once named the grader's reference as the student's tree with newlines
+    in a folder name (run_autograder parsed `find | sort | head`), and a stub scored 40 of
+    40. The files are found in Python now, and such a name is refused, not parsed."""
+    reference = tmp_path / "autograder" / "source" / "ol" / "impl"
+
+    def make(folder: Path) -> None:
+        forged = folder / f"a\n{reference}\n"
+        (forged / "tl_ds").mkdir(parents=True)
+        (forged / "tl_ds" / "radix.py").write_text((DS07.stub).read_text())
+        (forged / "tests").mkdir()
+        shutil.copy(FAILING / "tests" / "test_ds07_radix.py", forged / "tests")
+
+    results = autograder(tmp_path, make)
+    assert results["score"] == 0 and results["tests"] == []
+    assert results["output"].startswith("Not graded: your submission holds a file or folder "
+                                        "whose name is not printable text ('a\\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_gradescope_refuses_a_tree_that_is_a_link_of_either_kind(tmp_path, link):
+    def make(folder: Path) -> None:
+        (folder / "tl_ds").mkdir()
+        shutil.copy(FAILING / "tests" / "test_ds07_radix.py", folder)
+        target = tmp_path / "theirs.py"
+        shutil.copy(FAILING / "tl_ds" / "radix.py", target)
+        (os.symlink if link == "symbolic" else os.link)(target, folder / "tl_ds" / "radix.py")
+
+    results = autograder(tmp_path, make)
+    assert results["score"] == 0 and results["tests"] == []
+    assert f"tl_ds/radix.py is a {link} link" in results["output"]
+
+
+def test_a_submission_nested_deeper_than_python_recurses_is_read_without_recursion(tmp_path):
+    upload = deep = tmp_path / "upload"
+    upload.mkdir()
+    for _ in range(1_200):  # os.walk would recurse once per level
+        deep = deep / "d"
+        deep.mkdir()
+    shutil.copy(FAILING / "tl_ds" / "radix.py", deep / "radix.py")
+    shutil.copy(FAILING / "tests" / "test_ds07_radix.py", deep / "test_ds07_radix.py")
+    workspace = gather(upload, tmp_path / "ws", DS07)
+    assert workspace.radix.read_text() == (FAILING / "tl_ds" / "radix.py").read_text()

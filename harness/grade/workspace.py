@@ -55,6 +55,16 @@ def unrooted(text: str, chapter: Chapter | None = None) -> str:
     return FOLDERS.sub("", text)
 
 
+def kind(mode: int) -> str:
+    """What a path that is not a regular file is, for a person: "a folder", ..."""
+    for test, what in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"),
+                       (stat.S_ISLNK, "a symbolic link"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device")):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
 def stub_source(chapter: Chapter) -> str:
     return chapter.stub.read_text(encoding="utf-8")
 
@@ -136,7 +146,7 @@ class Workspace:
             raise OlError(f"there is no workspace at {self.root}: run {start} to create one "
                           "(or pass --workspace DIR to name yours)")
         needs = [path for path, wanted in ((self.radix, radix), (self.tests, tests))
-                 if wanted and not path.is_file()]
+                 if wanted and not os.path.lexists(path)]  # anything else: read says what
         if needs:
             named = " and no ".join(self.shown(path) for path in needs)
             raise OlError(f"{' and '.join(map(str, needs))} missing from the workspace: run "
@@ -152,9 +162,9 @@ class Workspace:
             return path.name
 
     def read(self, path: Path) -> str:
-        """A file of the workspace: a regular file (no link, device or pipe, nor under a
-        linked folder), at most FILE_LIMIT bytes, UTF-8. Its content is never shown in an
-        error."""
+        """A file of the workspace: a regular file with one name (no link of either kind, no
+        folder, device or pipe, nor anything under a linked folder), at most FILE_LIMIT
+        bytes, UTF-8. Its content is never shown in an error."""
         try:
             relative = path.relative_to(self.root)
         except ValueError:
@@ -170,6 +180,9 @@ class Workspace:
                               "and only plain files are graded. Upload the file itself, then "
                               "submit again.")
         try:
+            seen = os.lstat(path)
+            if not stat.S_ISREG(seen.st_mode):
+                raise self.not_a_file(path, seen)
             descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError as error:
             raise OlError(f"cannot read {path}: {error.strerror}. Make it a readable file.",
@@ -177,11 +190,18 @@ class Workspace:
                           f"({error.strerror}). Upload it again as a plain text file, then "
                           "submit again.") from None
         with os.fdopen(descriptor, "rb") as source:
-            if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
-                raise OlError(f"{path} is not a regular file: ol reads only plain files. "
-                              "Replace it with a text file.",
-                              platform=f"Not graded: {self.shown(path)} is not a plain file. "
-                              "Upload it as a text file, then submit again.")
+            opened = os.fstat(source.fileno())
+            if (opened.st_dev, opened.st_ino) != (seen.st_dev, seen.st_ino) \
+                    or not stat.S_ISREG(opened.st_mode):
+                raise self.not_a_file(path, opened)
+            if opened.st_nlink > 1:
+                raise OlError(f"{path} is a hard link (one of {opened.st_nlink} names of one "
+                              "file): ol reads only a file with a name of its own. Make it a "
+                              f"copy (`cp {path} {path}.copy && mv {path}.copy {path}`), then "
+                              "run the command again.",
+                              platform=f"Not graded: {self.shown(path)} is a hard link to "
+                              "another file, and only plain files are graded. Upload the file "
+                              "itself, then submit again.")
             data = source.read(FILE_LIMIT + 1)
         if len(data) > FILE_LIMIT:
             raise OlError(f"{path} is larger than {FILE_LIMIT // 1000} kB, more than any "
@@ -198,6 +218,18 @@ class Workspace:
                           f"({error.reason} at byte {error.start}). Save it as UTF-8, then "
                           "submit again.") from None
 
+    def not_a_file(self, path: Path, info: os.stat_result) -> OlError:
+        """What to do about a path of the workspace that is not a plain file, named for what
+        it is (a folder, a pipe, a device)."""
+        what = kind(info.st_mode)
+        return OlError(f"{path} is {what}, not a file: ol reads only a plain text file there. "
+                       "Move it away and put your file in its place (`ol start "
+                       f"{self.chapter.id}{self.option()}` writes the stub where nothing is), "
+                       "then run the command again.",
+                       platform=f"Not graded: {self.shown(path)} is {what}, not a file, and "
+                       "only plain text files are graded. Upload the file itself, then submit "
+                       "again.")
+
     def snapshot(self, *, tree: bool, tests: bool, builds: bool = False) -> Submission:
         """The files a command grades, read once, now: the tree and the tests when asked
         (OlError, saying what to run, when one is missing), and, with ``builds``, the
@@ -207,7 +239,7 @@ class Workspace:
         own = []
         for needed in needed_chapters(self.chapter) if builds else ():
             path = self.root / needed.implementation
-            there = path.is_file() or path.is_symlink()  # read refuses a link, saying so
+            there = os.path.lexists(path)  # read refuses anything but a plain file, saying so
             own.append((needed, self.read(path) if there else None))
         return Submission(self, self.read(self.radix) if tree else None,
                           self.read(self.tests) if tests else None, tuple(own))
@@ -311,29 +343,63 @@ def no_tests(workspace: Workspace) -> OlError:
                    f"among them ({', '.join(chapter.required_tests)}), then submit again.")
 
 
+UPLOAD_LIMIT = 10_000  # files and folders of an upload ol looks through
+
+
+def uploaded(submission: Path) -> list[Path]:
+    """Every file and folder of a platform's upload folder, hidden ones left out, walked
+    without recursion and without following a link; OlError when a name is not printable
+    text (a newline, a control character, bytes that are not UTF-8: refused, not parsed) or
+    the upload holds more than UPLOAD_LIMIT entries."""
+    found: list[Path] = []
+    todo = [submission]
+    while todo:
+        folder = todo.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.name.isprintable():
+                shown = ascii(Path(entry.path).relative_to(submission).as_posix())
+                raise OlError(f"the submission holds a name that is not printable text, "
+                              f"{shown}: rename it, then grade it again",
+                              platform=f"Not graded: your submission holds a file or folder "
+                              f"whose name is not printable text ({shown}). Rename it, then "
+                              "submit again.")
+            if entry.name.startswith("."):
+                continue
+            found.append(Path(entry.path))
+            if len(found) > UPLOAD_LIMIT:
+                raise OlError(f"the submission holds more than {UPLOAD_LIMIT:,} files and "
+                              "folders", platform=f"Not graded: your submission holds more "
+                              f"than {UPLOAD_LIMIT:,} files and folders. Upload only your "
+                              "tree and your tests, then submit again.")
+            if entry.is_dir(follow_symlinks=False):
+                todo.append(Path(entry.path))
+    return sorted(found)
+
+
 def gather(submission: Path, into: Path, chapter: Chapter) -> Workspace:
     """A workspace at ``into`` holding the tree and the tests found in ``submission`` (a
-    platform's upload folder): for each, the first regular file, by sorted path, that ends
-    in its workspace path, else in its bare name. Links are never followed. OlError naming
-    what is missing and what to upload."""
-    found: list[Path] = []
-    for current, folders, files in os.walk(submission):  # os.walk follows no linked folder
-        folders[:] = sorted(folder for folder in folders if not folder.startswith("."))
-        found += [Path(current) / name for name in files if not name.startswith(".")]
-    regular = sorted(path for path in found if stat.S_ISREG(path.lstat().st_mode))
+    platform's upload folder): for each, the first file, by sorted path, whose path ends in
+    its workspace path, else whose name is its bare name. It must be a plain file of its
+    own (no link of either kind, pipe or device: refused, never skipped for another).
+    OlError naming what is wrong and what to upload."""
+    paths = [path for path in uploaded(submission) if not path.is_dir() or path.is_symlink()]
     workspace = Workspace(into, chapter)
     missing = []
     submitted = tuple((path.as_posix(), path.name)
                       for path in (chapter.implementation, chapter.student_tests))
     for (wanted, bare), target in zip(submitted, (workspace.radix, workspace.tests),
                                       strict=True):
-        match = next((path for path in regular if path.as_posix().endswith("/" + wanted)),
-                     None) or next((path for path in regular if path.name == bare), None)
+        match = next((path for path in paths if path.as_posix().endswith("/" + wanted)),
+                     None) or next((path for path in paths if path.name == bare), None)
         if match is None:
             missing.append(wanted)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(Workspace(match.parent, chapter).read(match), encoding="utf-8")
+        target.write_text(Workspace(submission, chapter).read(match), encoding="utf-8")
     if missing:
         raise OlError(f"the submission holds no {' and no '.join(missing)}: upload "
                       f"{upload(chapter)}, then submit again",

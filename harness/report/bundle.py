@@ -9,19 +9,20 @@ mutants) under ``ol/``, and the two scripts:
   and prepares the sandbox: the system's bubblewrap, for containers that allow user
   namespaces, and otherwise a dedicated user, ``ol-sandbox``, that submission code runs as;
   ``/autograder/source`` becomes readable by root only;
-- ``run_autograder`` finds the chapter's tree (``tl_ds/radix.py``) and test file in the
-  submission (at its top, in a folder, or as the two bare files), copies them into a fresh
-  workspace, runs ``ol check <chapter> --report``, and copies ``results.json`` to
-  ``/autograder/results/`` only once every process of the submission is gone (the sandbox
-  ends them; then every process of ``ol-sandbox`` is killed as well), from a folder only
-  root can write. A ``results.json`` the submission wrote earlier is removed first. It
-  refuses to grade where no sandbox can start. ``ol check --platform`` words every text
-  for the student there (files as submitted, no grader's folder, "submit again" rather than
-  a command). When the submission cannot be graded (a missing file, a test file that does
-  not compile, a tree that does not import) it still writes a ``results.json``: score 0 and
-  why. A fault of ol itself (exit code 3), or a grader that cannot start, writes none and
-  fails the autograder, so Gradescope says it failed and staff grade it again: never a
-  score of 0 for a fault that is not the student's.
+- ``run_autograder`` runs ``ol gradescope <chapter>``, which finds the chapter's tree
+  (``tl_ds/radix.py``) and test file in the submission in Python (at its top, in a folder,
+  or as the two bare files; a name that is not printable text, a link of either kind, a
+  pipe or a device is refused, never parsed or followed), grades a fresh copy in the
+  sandbox, and writes ``/autograder/results/results.json`` only once every process of the
+  submission is gone, under a name no run could know, then moved into place. A
+  ``results.json`` the submission wrote earlier is removed first. It refuses to grade where
+  no sandbox can start. Every text is worded for the student there (files as submitted, no
+  grader's folder, "submit again" rather than a command). When the submission cannot be
+  graded (a missing file, a test file that does not compile, a tree that does not import)
+  it still writes a ``results.json``: score 0 and why. A fault of ol itself (exit code 3),
+  or a grader that cannot start, writes none and fails the autograder, so Gradescope says
+  it failed and staff grade it again: never a score of 0 for a fault that is not the
+  student's.
 """
 
 from __future__ import annotations
@@ -59,68 +60,39 @@ chmod 700 "${{OL_AUTOGRADER_ROOT:-/autograder}}/source"  # the reference stays t
 """
 
 RUN = r"""#!/usr/bin/env bash
-# Grade /autograder/submission with ol check; always leave /autograder/results/results.json,
-# written only after every process of the submission has gone.
+# Grade /autograder/submission with ol, which finds the student's files in Python (no file
+# name is parsed as text here) and writes /autograder/results/results.json only after every
+# process of the submission has gone. No results file means the autograder failed: a fault
+# of ol, or a grader that cannot run here; Gradescope then says so, and staff grade again.
 ROOT="${OL_AUTOGRADER_ROOT:-/autograder}"
 PYTHON="${OL_PYTHON:-python3}"
-OL="$ROOT/source/ol/ol.py"
-SUBMISSION="$ROOT/submission"
 DEDICATED="$(id -u ol-sandbox 2>/dev/null)"
 export OL_SANDBOX_UID="${OL_SANDBOX_UID:-${DEDICATED:-65534}}"
-mkdir -p "$ROOT/results"
 rm -f "$ROOT/results/results.json"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-mkdir -p "$WORK/ws/@PACKAGE@" "$(dirname "$WORK/ws/@TESTS@")"
-touch "$WORK/ws/@PACKAGE@/__init__.py"
-first() {  # the first file under the submission matching a path pattern, by sorted path
-    find "$SUBMISSION" -type f -path "$1" -not -path '*/.*' 2>/dev/null | LC_ALL=C sort | head -n 1
-}
-RADIX="$(first '*/@TREE@')"
-[ -n "$RADIX" ] || RADIX="$(first '*/@TREE_NAME@')"
-TESTS="$(first '*/@TESTS@')"
-[ -n "$TESTS" ] || TESTS="$(first '*/@TESTS_NAME@')"
-[ -z "$RADIX" ] || cp "$RADIX" "$WORK/ws/@TREE@"
-[ -z "$TESTS" ] || cp "$TESTS" "$WORK/ws/@TESTS@"
-cd "$WORK"
-"$PYTHON" "$OL" check @ID@ --workspace ws --report report --require-sandbox --platform \
-    --scoring @SCORING@ > out.txt 2>&1
+OUT="$(mktemp)"
+trap 'rm -f "$OUT"' EXIT
+"$PYTHON" "$ROOT/source/ol/ol.py" gradescope @ID@ --root "$ROOT" --scoring @SCORING@ \
+    > "$OUT" 2>&1
 STATUS=$?
 # the sandbox ended every process of the submission; in the uid sandbox, make sure of it
 if [ "$(id -u)" = 0 ] && [ -n "$DEDICATED" ]; then
     pkill -KILL -U "$DEDICATED" 2>/dev/null || true
 fi
-rm -f "$ROOT/results/results.json"
-if [ "$STATUS" = 3 ]; then
-    # a fault of ol, not of the submission: no results, so Gradescope reports the autograder
-    # failed and staff grade it again; what ol said is in the autograder's output
-    cat out.txt
-    exit 1
-fi
-if [ -f report/results.json ]; then
-    # graded, or not graded for a reason of the submission's own, said in the student's terms
-    cp report/results.json "$ROOT/results/results.json"
-else
-    # the grader's setup stopped the grade, not the submission: no score; staff read why
-    echo "Not graded: the grader could not run here, a problem of its setup and not of your"
-    echo "work. No score was recorded; tell the course staff, who will grade it again."
-    cat out.txt
+if [ "$STATUS" != 0 ] || [ ! -f "$ROOT/results/results.json" ]; then
+    rm -f "$ROOT/results/results.json"
+    if [ "$STATUS" != 3 ]; then
+        echo "Not graded: the grader could not run here, a problem of its setup and not of your"
+        echo "work. No score was recorded; tell the course staff, who will grade it again."
+    fi
+    cat "$OUT"
     exit 1
 fi
 """
 
 
 def filled(script: str, chapter: Chapter) -> str:
-    """A script with the chapter's names in place of its @ID@, @PACKAGE@, @TREE@,
-    @TREE_NAME@, @TESTS@ and @TESTS_NAME@."""
-    names = {"@ID@": chapter.id, "@PACKAGE@": chapter.package,
-             "@TREE_NAME@": chapter.implementation.name,
-             "@TREE@": chapter.implementation.as_posix(),
-             "@TESTS_NAME@": chapter.student_tests.name,
-             "@TESTS@": chapter.student_tests.as_posix()}
-    for name, value in names.items():
-        script = script.replace(name, value)
-    return script
+    """A script with the chapter's id in place of its @ID@."""
+    return script.replace("@ID@", chapter.id)
 
 
 def pins() -> list[str]:

@@ -113,9 +113,16 @@ def show_grades(rows: Sequence[batch.Row], chapter: Chapter, planted: int, secon
 
 
 def show_platform_result(said: Mapping, results: Path, out: TextIO | None = None) -> None:
-    """`ol prairielearn`'s one line: the score it recorded, or that it could not grade."""
-    score = f"score {said['score']:.0%}" if said["gradable"] else "not gradable"
-    say(f"ol prairielearn: {score}; results in {results}", out)
+    """`ol prairielearn`'s or `ol gradescope`'s one line: the score it recorded (a share on
+    PrairieLearn, points on Gradescope), or that it could not grade."""
+    if "gradable" in said:
+        command = "prairielearn"
+        score = f"score {said['score']:.0%}" if said["gradable"] else "not gradable"
+    else:
+        command = "gradescope"
+        most = sum(test.get("max_score", 0) for test in said["tests"])
+        score = f"score {said['score']:g} of {most:g}" if said["tests"] else "not graded"
+    say(f"ol {command}: {score}; results in {results}", out)
 
 
 def show_bundle(path: Path, files: int, chapter: Chapter, out: TextIO | None = None) -> None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import html
 import json
+import os
+import secrets
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,6 +190,28 @@ def not_graded(reason: str) -> dict:
     terms (the files as submitted, what to change before submitting again)."""
     return {"score": 0, "execution_time": 0, "output": reason, "output_format": "text",
             "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+
+
+def prepare_results(folder: Path, command: str) -> Path:
+    """A platform's results folder, made if need be, with no results.json in it: whatever
+    was there before (written by a submission, or by an earlier grade) is not this grade."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in (folder / "results.json", *folder.glob(".ol-results-*")):
+            stale.unlink(missing_ok=True)
+    except OSError as error:
+        raise OlError(f"cannot prepare {folder}: {error.strerror}. Run {command} where its "
+                      "--root is writable") from None
+    return folder
+
+
+def write_results(folder: Path, said: dict) -> Path:
+    """``said`` as ``folder``/results.json: written under a name no run could know, then
+    moved into place (every run has ended by now); the file's path."""
+    secret = folder / f".ol-results-{secrets.token_hex(16)}"
+    secret.write_text(json.dumps(said, indent=2) + "\n", encoding="utf-8")
+    os.replace(secret, folder / "results.json")
+    return folder / "results.json"
 
 
 PRAIRIELEARN_LIMIT = 1_000_000  # bytes PrairieLearn accepts in results.json

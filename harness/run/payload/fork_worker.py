@@ -371,7 +371,7 @@ def exports_problem(module, cls: str, exports) -> str:
     cross to the tests (``ROOT = 0``); else what is wrong, in the student's terms."""
     for export in exports:
         if not hasattr(module, export):
-            return f"it defines no {export}"
+            return f"it defines no {'class ' if export == cls else ''}{export}"
         value = getattr(module, export)
         if export == cls or isinstance(value, type):
             if not isinstance(value, type):
