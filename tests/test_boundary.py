@@ -373,10 +373,18 @@ def test_gradescope_refuses_a_tree_that_is_a_link_of_either_kind(tmp_path, link)
 def test_a_submission_nested_deeper_than_python_recurses_is_read_without_recursion(tmp_path):
     upload = deep = tmp_path / "upload"
     upload.mkdir()
+    levels = [upload]
     for _ in range(1_200):  # os.walk would recurse once per level
-        deep = deep / "d"
-        deep.mkdir()
+        levels.append(levels[-1] / "d")
+        levels[-1].mkdir()
+    deep = levels[-1]
     shutil.copy(FAILING / "tl_ds" / "radix.py", deep / "radix.py")
     shutil.copy(FAILING / "tests" / "test_ds07_radix.py", deep / "test_ds07_radix.py")
-    workspace = gather(upload, tmp_path / "ws", DS07)
-    assert workspace.radix.read_text() == (FAILING / "tl_ds" / "radix.py").read_text()
+    try:
+        workspace = gather(upload, tmp_path / "ws", DS07)
+        assert workspace.radix.read_text() == (FAILING / "tl_ds" / "radix.py").read_text()
+    finally:  # pytest's own clean-up recurses once per level too
+        for path in deep.iterdir():
+            path.unlink()
+        for level in reversed(levels):
+            level.rmdir()
