@@ -194,6 +194,7 @@ PLANTER = WRITABLE + textwrap.dedent('''
             except OSError:
                 pass
 
+    NodeId = int
     ROOT = 0
 
     class RadixTree:
