@@ -118,6 +118,15 @@ def test_a_tree_that_defines_no_root_is_told_so_in_its_own_terms(tmp_path):
     code, _, err = check(root)
     assert code == ol.ExitCode.BAD_INPUT
     assert "it defines no ROOT" in err and "reinstall" not in err
+    assert "python -c" not in err  # importing it by hand would show nothing wrong
+
+
+def test_a_tree_whose_import_raises_is_shown_how_to_see_the_whole_error(tmp_path):
+    root = failing_copy(tmp_path)
+    add_to(root / "tl_ds" / "radix.py", "\n\nraise RuntimeError('half-written')\n")
+    code, _, err = check(root)
+    assert code == ol.ExitCode.BAD_INPUT
+    assert "RuntimeError: half-written" in err and "python -c 'import tl_ds.radix'" in err
 
 
 def test_a_tree_whose_root_cannot_cross_to_the_tests_is_told_so(tmp_path):

@@ -248,9 +248,12 @@ class Workspace:
         """What to do about an implementation that does not import (``problem`` says why)."""
         chapter = self.chapter
         said = "\n".join(f"    {line}" for line in problem.splitlines())
-        return OlError(f"{self.radix} does not import as {chapter.module}:\n{said}\nFix it "
-                       f"(`python -c 'import {chapter.module}'` in the workspace shows the "
-                       "whole error), then run the command again.",
+        # a name the contract exports that is missing or cannot cross is said in full above;
+        # only an import that raised or ended has more to show when run by hand
+        whole = "" if problem.startswith(("it defines no ", "its ")) else (
+            f" (`python -c 'import {chapter.module}'` in the workspace shows the whole error)")
+        return OlError(f"{self.radix} does not import as {chapter.module}:\n{said}\nFix it"
+                       f"{whole}, then run the command again.",
                        platform=f"Not graded: your tree, {chapter.implementation.as_posix()}, "
                        f"does not import as {chapter.module}, so no test could run:\n\n"
                        f"{unrooted(problem.strip(), chapter)}\n\nMake it import (it must "
