@@ -440,9 +440,9 @@ COMMANDS = (
              argument("--catalog-only", action="store_true",
                       help="only the audit catalog, without mutmut and coverage"),
              argument("--seeds", type=int, default=None, metavar="K",
-                      help="instead: the model test alone with K seeds against the chapter's "
-                           "mutants and the audit catalog, the share of seeds that kill "
-                           "each"))),
+                      help="instead: the model test under K seeds (the named tests once) "
+                           "against the chapter's mutants and the audit catalog, the share "
+                           "of seeds under which each is killed"))),
     Command("prairielearn", "staff: grade a PrairieLearn submission (the external grader's "
             "entry point): /grade/student into /grade/results/results.json",
             cmd_prairielearn,

@@ -22,6 +22,16 @@ CHAPTERS = ROOT / "chapters"  # the course's chapters, a manifest each
 
 
 @dataclass(frozen=True)
+class Rule:
+    """A rule the course tests hold a tree to beyond the chapter's text: ``required`` (a
+    tree that breaks it fails) or open (the course accepts either way), and why."""
+
+    rule: str
+    required: bool
+    reason: str
+
+
+@dataclass(frozen=True)
 class Chapter:
     id: str                  # what a user types: `ol check <id>`
     title: str               # what pages call it, after the id
@@ -61,6 +71,8 @@ class Chapter:
     tests_template: str
     rung: str = ""           # the rung's name, as the course calls it ("R3")
     open_choice: str = ""    # an example of what the contract leaves open
+    # what the course holds a tree to that the chapter's own text does not say
+    rules: tuple[Rule, ...] = ()
 
     @property
     def compact_id(self) -> str:
@@ -145,7 +157,15 @@ def _chapter(manifest: Path, data: dict) -> Chapter:
         required_test_hint=rung["required_test_hint"],
         tests_template=rung["tests_template"],
         rung=rung.get("name", ""), open_choice=rung.get("open_choice", ""),
+        rules=tuple(Rule(str(entry["rule"]), _required(entry["choice"]), str(entry["reason"]))
+                    for entry in data.get("rule", ())),
     )
+
+
+def _required(choice: str) -> bool:
+    if choice not in ("required", "open"):
+        raise ValueError(f"a rule's choice is 'required' or 'open', not {choice!r}")
+    return choice == "required"
 
 
 def _course_test_names(catalog: Path) -> tuple[str, ...]:

@@ -2,8 +2,8 @@
 
 This is your stub, written by `ol start ds.07`: the whole interface, nothing of the tree.
 `__init__` keeps the granule and checks nothing; every other method raises
-NotImplementedError until you write it. The
-chapter (section 2) describes the tree; `ol tests ds.07` lists what the course checks.
+NotImplementedError until you write it. The chapter's text describes the tree;
+`ol tests ds.07` lists what the course checks.
 
     NodeId = int, ROOT = 0
     RadixTree(granule)          ValueError unless granule >= 1
@@ -14,6 +14,19 @@ chapter (section 2) describes the tree; `ol tests ds.07` lists what the course c
     evict(n, f)                 free at least n values from the oldest unlocked leaves, calling f
                                 on each; -> the number freed
     any id that is not a live node: KeyError
+
+Beyond the chapter's text, the course tests require (`ol tests ds.07` says why):
+- an id that is not an int (None, 2.0, "2") raises KeyError, even one equal to a live id
+- a negative id, or one past every id used so far, raises KeyError
+- key(), values(), children() and lru_order() hand out a copy: changing it changes
+  nothing of the tree
+- every method works on a path over a thousand nodes deep and among over a thousand
+  listed leaves (no recursion)
+- a token is any int from 0 to 2**32 - 1, told apart by every bit
+- values are kept by position: equal values are each their own, compared with ==
+and leave open: a bool id may be refused with KeyError or taken as the int it equals;
+evict may call f during the eviction or after; an error may be a subclass of the one
+named; which id a new node gets, and the order freed ids are reused.
 """
 
 from __future__ import annotations

@@ -193,3 +193,16 @@ def test_the_chapter_fact_check_finds_a_mutant_id_planted_in_a_report():
 
 def test_the_chapter_fact_check_finds_the_chapter_in_a_file_name():
     assert facts_written_in('TESTS = "tests/test_ds07_radix.py"', chapter_facts()) == ["ds07"]
+
+
+def test_every_rule_beyond_the_chapters_text_is_in_the_readme_and_each_required_one_in_the_stub():
+    """What `ol tests` prints, the README's table and the stub's docstring say the same."""
+    def flat(text: str) -> str:
+        return " ".join(text.split())
+
+    readme = flat((ROOT / "README.md").read_text(encoding="utf-8"))
+    stub = flat(DS07.stub.read_text(encoding="utf-8"))
+    assert DS07.rules and any(rule.required for rule in DS07.rules)
+    for rule in DS07.rules:
+        assert flat(rule.rule) in readme and flat(rule.reason) in readme, rule
+        assert (flat(rule.rule) in stub) == rule.required, rule

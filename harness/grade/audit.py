@@ -4,9 +4,10 @@ Four measurements of the course tests against the reference and its variants:
 
 - the audit catalog (the manifest's ``audit_catalog``): plausible bugs beyond the planted
   mutants, each run against the whole course suite, which must kill every one;
-- seeds (``--seeds K``): the model test alone, at the course profile's size, with K seeds
-  instead of the derandomized one, against the planted mutants and the audit catalog: the
-  share of seeds that kill each mutant, so a kill that depends on one seed's luck shows;
+- seeds (``--seeds K``): the model test at the course profile's size with K seeds instead
+  of the derandomized one, and the named tests once (they draw nothing), against the
+  planted mutants and the audit catalog: the share of seeds under which the course kills
+  each mutant, so a kill that depends on one seed's luck shows;
 - coverage: the suite runs once in-process with line and branch coverage of the tree;
 - mutmut (3.x, run by ``harness/run/mutmut.py``): every small change mutmut makes to the
   tree, run against the suite.
@@ -216,12 +217,18 @@ NO_SELF_CHECK = """
 
 del {name}._check  # ol audit: only the public interface judges this tree
 """
-SEEDED_TEST = '''"""The course's model test alone, once per seed: ol audit --seeds."""
+SEEDED_TEST = '''"""The course's model test once per seed, and its named tests once: ol audit
+--seeds (a named test draws nothing, so it kills a mutant under every seed or none)."""
 
 import os
 
 import pytest
+import @MODULE@ as course
 from @MODULE@ import @MODEL_TEST@ as model_test
+
+for _name in dir(course):
+    if _name.startswith("test_") and _name != "@MODEL_TEST@":
+        globals()[_name] = getattr(course, _name)
 
 
 @pytest.mark.parametrize("seed", range(1, int(os.environ["OL_AUDIT_SEEDS"]) + 1))
@@ -273,9 +280,10 @@ def run_catalog(engine: Engine, chapter: Chapter, mutants: tuple[catalog.Mutant,
 class SeedRow:
     mutant: catalog.Mutant
     catalog: str        # "chapter" or "audit"
-    killing: tuple[int, ...]  # the seeds whose run of the model test fails on the mutant
+    killing: tuple[int, ...]  # the seeds under which the course fails on the mutant
     seeds: int
     detail: str = ""    # how a run that ended early ended
+    named: tuple[str, ...] = ()  # the named course tests that fail on it, under every seed
 
     @property
     def weak(self) -> bool:
@@ -294,7 +302,8 @@ class SeedRun:
 
 
 def seeded_suite(folder: Path, seeds: int, chapter: Chapter) -> Suite:
-    """The model test alone, parametrised by seed, with the course files beside it."""
+    """The model test parametrised by seed and the named tests, with the course files
+    beside them."""
     test = folder / "test_model_seeds.py"
     test.write_text(SEEDED_TEST.replace("@MODULE@", chapter.course_test_file.stem)
                     .replace("@MODEL_TEST@", chapter.model_test), encoding="utf-8")
@@ -313,15 +322,19 @@ def run_seeds(engine: Engine, chapter: Chapter, planted: tuple[catalog.Mutant, .
               audit_mutants: tuple[catalog.Mutant, ...], seeds: int,
               jobs: int | None = None,
               progress: Callable[[mutation.MutantResult], None] | None = None) -> SeedRun:
-    """The model test with ``seeds`` seeds against every mutant of both catalogs.
+    """The course with ``seeds`` seeds against every mutant of both catalogs: the model test
+    once per seed, the named tests once (they draw nothing), a mutant a named test kills
+    being killed under every seed.
 
     OlError unless every seed passes on the reference (a seed that fails there would count
     as a kill everywhere).
     """
     if seeds < 1:
         raise OlError(f"--seeds must be at least 1, got {seeds}.")
-    expected = [f"tests/test_model_seeds.py::test_model_with_seed[{n}]"
-                for n in range(1, seeds + 1)]
+    named = [name for name in chapter.course_test_names if name != chapter.model_test]
+    expected = [*(f"tests/test_model_seeds.py::{name}" for name in named),
+                *(f"tests/test_model_seeds.py::test_model_with_seed[{n}]"
+                  for n in range(1, seeds + 1))]
     with tempfile.TemporaryDirectory(prefix="ol-seeds-") as name:
         suite = seeded_suite(Path(name), seeds, chapter)
         baseline = mutation.prove_wiring(engine, suite,
@@ -334,10 +347,12 @@ def run_seeds(engine: Engine, chapter: Chapter, planted: tuple[catalog.Mutant, .
     rows = []
     for number, result in enumerate(results):
         ended = result.run.status is not Status.OK
-        killing = tuple(range(1, seeds + 1)) if ended else tuple(
+        by_name = tuple(name for name in named if name in result.killers)
+        killing = tuple(range(1, seeds + 1)) if ended or by_name else tuple(
             sorted(seed_of(name) for name in result.killers))
         rows.append(SeedRow(mutants[number], "chapter" if number < len(planted) else "audit",
-                            killing, seeds, result.run.status.value if ended else ""))
+                            killing, seeds, result.run.status.value if ended else "",
+                            by_name))
     return SeedRun(seeds, baseline.seconds, tuple(rows))
 
 

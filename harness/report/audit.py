@@ -131,15 +131,16 @@ def report_seeds(run: SeedRun, out=None, width: int | None = None) -> None:
         print(fitted(line, columns, hang), file=out)
 
     width = max(len(row.mutant.title) for row in run.rows)
-    say(f"\nThe model test alone, {run.seeds} seed{'s' * (run.seeds != 1)}, against "
-        f"{len(run.rows)} mutants "
+    say(f"\nThe model test under {run.seeds} seed{'s' * (run.seeds != 1)}, the named tests "
+        f"once, against {len(run.rows)} mutants "
         f"(on the reference every seed passes: {run.reference_seconds:.0f} s for all)")
     say(f"{'id':<4} {'catalog':<7} {'pitfall':<{width}}  {'killed':>8}  seeds that miss it")
     for row in run.rows:
         missed = [n for n in range(1, run.seeds + 1) if n not in row.killing]
         share = f"{len(row.killing)}/{run.seeds}"
         say(f"{row.mutant.id:<4} {row.catalog:<7} {row.mutant.title:<{width}}  {share:>8}  "
-            + (", ".join(map(str, missed)) or (row.detail and f"({row.detail})")),
+            + (", ".join(map(str, missed)) or (row.detail and f"({row.detail})")
+               or (row.named and f"(by {row.named[0]}, a named test)")),
             hang=4 + 1 + 7 + 1 + width + 2 + 8 + 2)
     strong = len(run.rows) - len(run.weak)
     say(f"\n{strong} of {len(run.rows)} mutants killed by {run.seeds} of {run.seeds} seeds.")

@@ -43,8 +43,8 @@ def show_wiring(baseline: RunResult, out: TextIO | None = None) -> None:
 
 
 def show_seeds_heading(chapter: Chapter, seeds: int, out: TextIO | None = None) -> None:
-    say(f"ol audit {chapter.id} --seeds {seeds}: the model test alone, {seeds} seeds instead "
-        "of the derandomized one", out)
+    say(f"ol audit {chapter.id} --seeds {seeds}: the model test under {seeds} seeds instead "
+        "of the derandomized one, the named tests once", out)
 
 
 def show_audit_heading(chapter: Chapter, label: str, out: TextIO | None = None) -> None:

@@ -207,6 +207,12 @@ def show_course_tests(chapter: Chapter, tests: Sequence[CourseTest],
         say(f"{short(test.name)}  [{test.kind}]")
         say(f"    checks: {test.checks}")
         say(f"    why:    {test.why}")
+    if chapter.rules:
+        say(f"\nWhat the course tests hold your {chapter.class_name} to beyond the chapter's "
+            "text (required: a tree that breaks it fails; open: either way passes):\n")
+        for rule in chapter.rules:
+            say(f"  - {'required' if rule.required else 'open'}: {rule.rule}")
+            say(f"      ({rule.reason})")
     total = len(catalog.load_catalog(chapter))
     percent = chapter.threshold_percent
     rung = f" (rung {chapter.rung})" if chapter.rung else ""

@@ -60,6 +60,15 @@ TAILS = st.lists(TOKENS, max_size=6)
 PICKS = st.integers(min_value=0, max_value=255)  # which of the tree's nodes a rule takes
 # the tokens of an example: small ids, or the ends of the 32-bit range and one past 16 bits
 ALPHABETS = ((1, 2, 3), (0, 65_536, 2**32 - 1))
+TOKEN = st.integers(min_value=0, max_value=2**32 - 1)
+# or drawn anywhere in the 32-bit range: a token and the two that differ from it in bit 24
+# or bit 31 alone, or a small id beside two large ones that differ in one high bit
+DRAWN_ALPHABETS = st.one_of(
+    TOKEN.map(lambda token: (token, token ^ 2**24, token ^ 2**31)),
+    st.tuples(st.integers(min_value=0, max_value=9), TOKEN.filter(lambda token: token > 9),
+              st.sampled_from((16, 24, 31)))
+    .map(lambda drawn: (drawn[0], drawn[1], drawn[1] ^ 2**drawn[2]))
+    .filter(lambda alphabet: len(set(alphabet)) == 3))
 # scripted starts, in runs of the alphabet: (call, runs) with call insert, match, lock or
 # empty (evict_a_parent_among_locked_leaves on the parent that ends runs)
 SCRIPTS = (
@@ -76,11 +85,15 @@ SCRIPTS = (
      ("insert", (0, 1, 2, 1)), ("lock", (0, 1, 2, 0)), ("insert", (1, 0))),
     (("insert", (2, 0)), ("insert", (0, 0, 0)), ("insert", (0, 0, 1)), ("match", (0, 0)),
      ("insert", (1,)), ("insert", (2, 1))),
+    # a locked inner node that eviction empties, then unlocked: it joins the list then
+    (("insert", (0, 0, 0)), ("insert", (0, 0, 1)), ("insert", (1,)), ("lock", (0, 0)),
+     ("insert", (2,)), ("empty", (0, 0)), ("unlock", (0, 0)), ("insert", (0, 1))),
 )
 DEAD_ID_ACCESSORS = ("key", "values", "parent", "children", "child_count", "lock_count",
                      "lock", "unlock")
-# ids that name no live node, beyond the dead and the negative: KeyError for each
-NOT_IDS = ("huge", "none", "float", "string", "bool")
+# ids that name no live node, beyond the dead, the negative and those just past the last
+# used: KeyError for each
+NOT_IDS = ("huge", "none", "float", "string")
 # granules the constructor refuses: ValueError below 1, ValueError or TypeError for a
 # granule that is not an integer
 BAD_GRANULES = (0, -1, -16, 1.5, 2.0, "2", None)
@@ -204,6 +217,11 @@ class RadixMachine(RuleBasedStateMachine):
             return f"node({list(self.where[id])})"
         return repr(id)
 
+    @staticmethod
+    def name_in(where: dict[int, tuple[int, ...]]) -> Callable[[int], str]:
+        """How the replay names a node of the reading ``where``."""
+        return lambda id: "ROOT" if id == ROOT else f"node({list(where[id])})"
+
     def begin_step(self) -> None:
         """Count the step and take in the last reading, which the invariant accepted: the
         nodes' prefixes now, and no call's result left to check."""
@@ -264,7 +282,7 @@ class RadixMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------------ rules
 
-    @initialize(target=keys, alphabet=st.sampled_from(ALPHABETS),
+    @initialize(target=keys, alphabet=st.sampled_from(ALPHABETS) | DRAWN_ALPHABETS,
                 script=st.sampled_from(SCRIPTS), pool=st.sampled_from((0, 0, 1, 2)),
                 bad=st.sampled_from(BAD_GRANULES))
     def start(self, alphabet, script, pool, bad):
@@ -297,6 +315,10 @@ class RadixMachine(RuleBasedStateMachine):
                 self.check_expected(self.where)
                 self.expected = []
                 self.empty(key, 0)
+            elif call == "unlock":
+                id = self.model_node(key)
+                self.model.unlock(key)
+                self.call(f"tree.unlock({self.name(id)})", self.tree.unlock, id)
             else:
                 id = self.model_node(key)
                 self.model.lock(key)
@@ -468,6 +490,22 @@ class RadixMachine(RuleBasedStateMachine):
 
     @rule(pick=PICKS)
     @step
+    def evict_below_a_locked_parent(self, pick):
+        """Lock a parent of unlocked leaves, empty it by eviction (it stays off the list,
+        locked), then unlock it: a leaf now, it joins the list at its own stamp."""
+        parents = self.parents_of_listed_leaves()
+        if not parents:
+            return
+        parent = parents[pick % len(parents)]
+        id = next(id for id, prefix in self.where.items() if prefix == parent)
+        self.model.lock(parent)
+        self.call(f"tree.lock({self.name(id)})", self.tree.lock, id)
+        self.empty(parent, pick)
+        self.model.unlock(parent)
+        self.call(f"tree.unlock({self.name(id)})", self.tree.unlock, id)
+
+    @rule(pick=PICKS)
+    @step
     def evict_until_a_parent_empties(self, pick):
         """Match a parent of unlocked leaves, the newest use of all, then evict the oldest
         leaf until the parent has no child: it joins the list at the newest end, after
@@ -531,16 +569,27 @@ class RadixMachine(RuleBasedStateMachine):
             self.raises(ValueError, f"tree.insert({list(key)}, {values})", self.tree.insert,
                         list(key), values)
 
-    @rule(node=nodes, kind=st.sampled_from(("dead", "negative", *NOT_IDS)))
+    @rule(node=nodes, kind=st.sampled_from(("dead", "negative", "past", *NOT_IDS)),
+          way=st.integers(min_value=0, max_value=3))
     @step
-    def accessors_on_a_dead_id(self, node, kind):
-        """Every accessor given an id that names no live node: a dead or negative one, one
-        past any id, None (what parent(ROOT) returns), a float, a string or a bool."""
-        live = max(self.where)
-        node = {"negative": -1, "huge": 2**64 + live, "none": None, "float": float(live),
-                "string": str(live), "bool": False}.get(kind, node)  # False == ROOT
+    def accessors_on_a_dead_id(self, node, kind, way):
+        """Every accessor given an id that names no live node: a dead one; a negative one
+        (-1, the one that counts back to a live slot, the one that counts back to the
+        first, or a huge one); one to three past the last id ever used; one past any id,
+        None (what parent(ROOT) returns), a float or a string. Then False, which a tree
+        may refuse or take as the int it equals, ROOT."""
+        top = max(self.used | set(self.where))  # the last id used, as far as was seen
+        node = {"negative": (-1, node - top - 1, -top - 1, -2**63)[way],
+                "past": top + 1 + way % 3, "huge": 2**64 + top, "none": None,
+                "float": float(top), "string": str(top)}.get(kind, node)
         if kind == "dead" and node in self.where:
-            node = live + 1
+            node = top + 1
+        if type(node) is not int or node not in self.where:  # a tree's ids may be negative
+            self.no_accessor_takes(node)
+        self.a_bool_is_refused_or_the_int_it_equals()
+
+    def no_accessor_takes(self, node) -> None:
+        """Every accessor raises KeyError for ``node``, which names no live node."""
         outcomes = view(self.tree, "raised", node, list(DEAD_ID_ACCESSORS))
         for name, raised in zip(DEAD_ID_ACCESSORS, outcomes, strict=True):
             self.log.append([f"tree.{name}({node!r})", None, "KeyError"])
@@ -549,6 +598,23 @@ class RadixMachine(RuleBasedStateMachine):
             if "KeyError" not in raised:
                 self.fail(f"{name}({node!r}), which names no live node, raised {raised[0]}, "
                           "expected KeyError")
+
+    def a_bool_is_refused_or_the_int_it_equals(self) -> None:
+        """Every accessor given False answers as it does for ROOT (0, which False equals),
+        or raises KeyError: the contract's ids are ints, and Python's own sequences take
+        a bool as one; a tree may also refuse it."""
+        as_false, as_root = (view(self.tree, "answers", id, list(DEAD_ID_ACCESSORS))
+                             for id in (False, ROOT))
+        for name, said, want in zip(DEAD_ID_ACCESSORS, as_false, as_root, strict=True):
+            if said == want or "KeyError" in said.get("raised", ()):
+                continue
+            answer = f"returned {said['returned']!r}" if "returned" in said else \
+                f"raised {said['raised'][0]}"
+            root = f"returned {want['returned']!r}" if "returned" in want else \
+                f"raised {want['raised'][0]}"
+            self.fail(f"{name}(False) {answer}, but {name}(ROOT) {root}: a bool id must "
+                      "raise KeyError or be taken as the int it equals",
+                      (f"assert tree.{name}(False) == tree.{name}(ROOT)",))
 
     # ------------------------------------------------------------------ the comparison
 
@@ -583,6 +649,14 @@ class RadixMachine(RuleBasedStateMachine):
                 "assert all(tree.parent(child) == id for id in seen "
                 "for child in tree.children(id))"))
         where = prefixes(seen)
+        if seen["shared"]:
+            name, *args = seen["shared"]
+            call = f"tree.{name}({', '.join(map(self.name_in(where), args))})"
+            self.fail(f"{call[5:]} handed out a list the tree keeps: the caller changed it, "
+                      f"and the next {name}() answered differently; a view must return a "
+                      "copy", (f"handed = {call}", "want = list(handed)",
+                               "handed.clear() if handed else handed.append(0)",
+                               f"assert list({call}) == want"))
         self.check_expected(where)
         ends = {prefix for id, prefix in where.items() if id != ROOT}
         if ends != model.ends:

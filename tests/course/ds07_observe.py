@@ -23,6 +23,45 @@ def raised(tree, id: int, names: list[str]) -> list[list[str] | None]:
     return outcomes
 
 
+def answers(tree, id, names: list[str]) -> list[dict]:
+    """Call each method in ``names`` with ``id``: what each returned, as plain data
+    (``{"returned": ...}``), or the classes (with their bases) it raised (``{"raised":
+    [...]}``)."""
+    said = []
+    for name in names:
+        try:
+            returned = getattr(tree, name)(id)
+        except Exception as error:
+            said.append({"raised": [kind.__name__ for kind in type(error).__mro__]})
+        else:
+            plain = returned if returned is None or type(returned) is int else list(returned)
+            said.append({"returned": plain})
+    return said
+
+
+def changed(returned) -> bool:
+    """Change a sequence a view returned, as its caller may: False when it cannot be
+    changed (a tuple), so the tree cannot have shared it."""
+    try:
+        if len(returned):
+            del returned[:]
+        else:
+            returned.append(0)
+    except Exception:
+        return False
+    return True
+
+
+def shared(tree, handed: list) -> list | None:
+    """The first answer in ``handed`` ((name, args, the sequence returned, a copy)) that is
+    a sequence the tree keeps: changed by its caller, the next call's answer changes too.
+    It is [name, *args]; None when every view handed out its own copy."""
+    for name, args, returned, copy in handed:
+        if changed(returned) and list(getattr(tree, name)(*args)) != copy:
+            return [name, *args]
+    return None
+
+
 def observe(tree, root: int) -> dict:
     """Everything observable, as plain data: the nodes reached from ``root`` (in the order
     they are reached) and the totals.
@@ -42,12 +81,16 @@ def observe(tree, root: int) -> dict:
     prefixes = {root: []}
     stack = [root]
     broken = None
+    handed = []  # every sequence a view returned, with a copy: changed at the end
     while stack and broken is None:
         id = stack.pop()
-        children = list(tree.children(id))
-        nodes.append({"id": id, "prefix": prefixes[id], "values": list(tree.values(id)),
+        kids, values = tree.children(id), tree.values(id)
+        children = list(kids)
+        nodes.append({"id": id, "prefix": prefixes[id], "values": list(values),
                       "lock_count": tree.lock_count(id), "children": children,
                       "child_count": tree.child_count(id)})
+        handed += (("children", (id,), kids, children),
+                   ("values", (id,), values, nodes[-1]["values"]))
         for child in children:
             if child in prefixes:
                 broken = f"node {child} is reached twice (again from {id})"
@@ -56,12 +99,21 @@ def observe(tree, root: int) -> dict:
                 broken = (f"node {child} is a child of {id} but names {tree.parent(child)} "
                           "as parent")
                 break
-            prefixes[child] = prefixes[id] + list(tree.key(child))
+            label = tree.key(child)
+            copy = list(label)
+            handed.append(("key", (child,), label, copy))
+            prefixes[child] = prefixes[id] + copy
             stack.append(child)
-    return {"nodes": nodes, "lru": list(tree.lru_order()), "len": len(tree),
+    lru = tree.lru_order()
+    seen = {"nodes": nodes, "lru": list(lru), "len": len(tree),
             "is_empty": tree.is_empty(), "node_count": tree.node_count(),
             "granule": tree.granule, "root_parent": tree.parent(root),
             "root_key": list(tree.key(root)), "self_check": said, "broken": broken}
+    # what a caller does to the views' answers must not reach the tree: each is changed
+    # after the reading above (which a tree that shares still passes), then read again
+    handed.append(("lru_order", (), lru, seen["lru"]))
+    seen["shared"] = shared(tree, handed) if broken is None else None
+    return seen
 
 
 def read_only(tree) -> dict:
@@ -77,7 +129,7 @@ def read_only(tree) -> dict:
     return {"raised": said, "granule": tree.granule}
 
 
-VIEWS = {"raised": raised, "observe": observe, "read_only": read_only}
+VIEWS = {"raised": raised, "answers": answers, "observe": observe, "read_only": read_only}
 
 
 def view(tree, name: str, *args):

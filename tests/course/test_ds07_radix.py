@@ -81,6 +81,7 @@ def evict_all(tree: RadixTree, n: int) -> tuple[int, list]:
 
 
 DEEP = 1_100  # nodes on one path: deeper than Python's default recursion limit (1,000)
+WIDE = 1_100  # listed leaves, as a server's cache holds one per request: more than that too
 
 
 def chain(tree: RadixTree, depth: int = DEEP) -> list[int]:
@@ -94,6 +95,17 @@ def chain(tree: RadixTree, depth: int = DEEP) -> list[int]:
     tokens, path = tree.match_prefix(key)
     assert tokens == depth * g and len(path) == depth
     return path
+
+
+def stands(tree: RadixTree, path: list[int]) -> None:
+    """Every view of a tree that is the chain ``path``, read while it stands."""
+    g, last = tree.granule, len(path) - 1
+    assert len(tree) == len(path) and tree.node_count() == len(path) and not tree.is_empty()
+    assert tree.lru_order() == [path[-1]] and tree.children(ROOT) == [path[0]]
+    assert list(tree.key(path[-1])) == [token % 7 + 1 for token in range(last * g, len(path) * g)]
+    assert list(tree.values(path[-1])) == [f"t{last}"] and tree.parent(path[0]) == ROOT
+    assert tree.children(path[-2]) == [path[-1]] and tree.child_count(path[-1]) == 0
+    assert tree.parent(path[-1]) == path[-2] and tree.lock_count(path[-1]) == 0
 
 
 def test_hand_example_split_and_match():
@@ -153,6 +165,14 @@ def test_granule_matches_whole_runs_only():
     assert tree.match_prefix([1]) == (0, [])
     assert tree.match_prefix([1, 2, 3]) == (2, path)
     assert tree.match_prefix([1, 2, 3, 4, 5]) == (4, [path[0], leaf])
+    top = 2**32 - 1  # token ids span the whole 32-bit range: a run differing in one high bit
+    high = RadixTree(2)
+    leaf, _ = high.insert([5, top], ["x"])
+    for bit in (16, 24, 31):
+        assert high.match_prefix([5, top ^ 2**bit]) == (0, []), bit
+        other, _ = high.insert([5, top ^ 2**bit], [bit])
+        assert other != leaf and list(high.key(other)) == [5, top ^ 2**bit]
+    assert high.match_prefix([5, top, 0]) == (2, [leaf]) and len(high) == 4
 
 
 def test_reinserting_hands_every_value_back():
@@ -211,11 +231,25 @@ def test_a_childless_parent_becomes_evictable():
     assert tree.children(ROOT) == sorted([z, w])
     deep = RadixTree(2)  # on a path deeper than the recursion limit, each parent in turn
     path = chain(deep)
+    stands(deep, path)
     for depth in range(DEEP - 1, DEEP - 4, -1):
         assert deep.lru_order() == [path[depth]]
         assert evict_all(deep, 1) == (1, [f"t{depth}"])
     assert evict_all(deep, DEEP) == (DEEP - 3, [f"t{run}" for run in range(DEEP - 4, -1, -1)])
     assert deep.is_empty() and deep.node_count() == 0
+    wide = RadixTree(1)  # among a server's thousands of leaves, a parent rejoins mid-list
+    wide.insert([0, 0], ["p", "a"])
+    leaf, _ = wide.insert([0, 1], ["p", "b"])
+    parent = wide.parent(leaf)
+    older = [wide.insert([token], [f"o{token}"])[0] for token in range(1, 101)]
+    assert wide.match_prefix([0]) == (1, [parent])  # newer than those, older than the rest
+    newer = [wide.insert([token], [f"n{token}"])[0] for token in range(101, WIDE + 1)]
+    assert evict_all(wide, 2) == (2, ["a", "b"])
+    assert wide.lru_order() == [*older, parent, *newer]
+    assert evict_all(wide, WIDE + 1) == (WIDE + 1, [*(f"o{token}" for token in range(1, 101)),
+                                                    "p", *(f"n{token}" for token in
+                                                           range(101, WIDE + 1))])
+    assert wide.is_empty() and wide.lru_order() == []
 
 
 def test_locks_pin_the_path():
@@ -241,11 +275,23 @@ def test_locks_pin_the_path():
     assert tree.is_empty() and tree.node_count() == 0
     deep = RadixTree(1)  # a path deeper than Python's recursion limit is pinned whole
     path = chain(deep)
+    stands(deep, path)
     deep.lock(path[-1])
     assert [deep.lock_count(id) for id in (path[0], path[DEEP // 2], path[-1])] == [1, 1, 1]
     assert deep.lru_order() == [] and evict_all(deep, 1) == (0, [])
     deep.unlock(path[-1])
     assert deep.lock_count(path[0]) == 0 and deep.lru_order() == [path[-1]]
+    wide = RadixTree(1)  # among thousands of leaves, an unlocked leaf rejoins at its stamp
+    held, _ = wide.insert([0], ["h"])
+    wide.lock(held)
+    leaves = [wide.insert([token], [f"w{token}"])[0] for token in range(1, WIDE + 1)]
+    middle = leaves[WIDE // 2]
+    wide.lock(middle)
+    assert len(wide.lru_order()) == WIDE - 1 and middle not in wide.lru_order()
+    wide.unlock(held)  # older than every listed leaf: first
+    wide.unlock(middle)  # between the leaves inserted before and after it
+    assert wide.lru_order() == [held, *leaves]
+    assert evict_all(wide, WIDE + 1) == (WIDE + 1, ["h", *(f"w{t}" for t in range(1, WIDE + 1))])
 
 
 def test_a_split_inherits_the_locks_below_it():
