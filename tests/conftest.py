@@ -224,7 +224,7 @@ def a_class(mutants: tuple) -> list[batch.Row]:
                   killed=tuple(ids[:13]) if "s11" in ids[:13] else (*ids[:12], "s11")),
         batch.Row("cy", "not passed", 11, 17, 0.9444, "survived", (), 50.0, "", graded=True,
                   killed=without_s11),
-        batch.Row("dee", "not passed", 11, 18, 1.0, "killed", ("test_x",), 50.0, "",
+        batch.Row("dee", "not passed", 11, None, None, "", ("test_x",), 50.0, "",
                   graded=False, refusal="invalid tests: test_x"),
         batch.Row("eve", "error", None, None, None, "", (), 1.0, "missing",
                   refusal="tl_ds/radix.py missing"),

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import textwrap
 import time
 import zipfile
@@ -483,7 +484,7 @@ def test_a_detached_process_cannot_rewrite_gradescopes_results(tmp_path):
         archive.extractall(root / "source")
     for name in ("run_autograder", "setup.sh"):
         (root / "source" / name).chmod(0o755)
-    env = {**os.environ, "OL_AUTOGRADER_ROOT": str(root)}
+    env = {**os.environ, "OL_AUTOGRADER_ROOT": str(root), "OL_PYTHON": sys.executable}
     subprocess.run([root / "source" / "run_autograder"], env=env, timeout=900, check=True)
     time.sleep(3)
     graded = json.loads(results.read_text())

@@ -28,7 +28,7 @@ from conftest import (
 
 import ol
 from harness.grade import catalog
-from harness.report import batch
+from harness.report import batch, bundle
 from harness.report.class_page import class_page, class_summary
 
 # --- ol gradescope-bundle ----------------------------------------------------------------------
@@ -83,6 +83,52 @@ def test_the_gradescope_bundle_never_overwrites_a_file(tmp_path):
     (tmp_path / "bundle.zip").write_text("mine")
     assert "never overwrites" in bad_input("gradescope-bundle", tmp_path / "bundle.zip")
     assert (tmp_path / "bundle.zip").read_text() == "mine"
+
+
+def setup_script(tmp_path: Path) -> Path:
+    script = tmp_path / "setup.sh"
+    script.write_text(bundle.filled(bundle.SETUP, DS07).replace("@PINS@", "pins"))
+    return script
+
+
+def stand_in_python(folder: Path, name: str, version: str) -> None:
+    """A program called ``name`` that answers the setup's version question as ``version``."""
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(f"#!/bin/sh\necho {version.replace('.', ' ')}\n")
+    (folder / name).chmod(0o755)
+
+
+@pytest.mark.parametrize("found, chosen", [
+    ({"python3": "3.10"}, None),                        # Ubuntu 22.04 as it comes
+    ({"python3": "3.10", "python3.11": "3.11"}, "python3.11"),  # after apt-get python3.11
+    ({"python3": "3.12"}, "python3"),                   # Ubuntu 24.04
+    ({"python3": "3.10", "python3.12": "3.12", "python3.11": "3.11"}, "python3.12"),
+    ({}, None),                                         # no Python at all
+])
+def test_the_bundles_setup_builds_its_environment_from_a_python_of_at_least_3_11(
+        tmp_path, found, chosen):
+    script = setup_script(tmp_path)
+    assert subprocess.run(["bash", "-n", script]).returncode == 0
+    for name, version in found.items():
+        stand_in_python(tmp_path / "bin", name, version)
+    done = subprocess.run(["/bin/bash", script, "--print-python"], capture_output=True,
+                          text=True, env={"PATH": str(tmp_path / "bin")})
+    if chosen is None:
+        assert done.returncode == 1 and "no Python 3.11 or newer" in done.stderr
+    else:
+        assert done.returncode == 0 and done.stdout.strip() == str(tmp_path / "bin" / chosen)
+
+
+def test_the_bundles_pins_are_requirements_that_fix_each_version_deciding_a_grade():
+    from packaging.requirements import Requirement
+
+    pinned = {Requirement(pin).name: Requirement(pin) for pin in bundle.pins()}
+    for name in ("hypothesis", "pytest"):
+        (spec,) = pinned[name].specifier
+        assert spec.operator == "==", pinned[name]
+    text = bundle.filled(bundle.SETUP, DS07)
+    assert "pip install --no-cache-dir @PINS@" in text and f'"${{OL_VENV:-{bundle.VENV}}}"' in text
+    assert f"${{OL_VENV:-{bundle.VENV}}}/bin/python" in bundle.filled(bundle.RUN, DS07)
 
 
 @pytest.mark.slow
@@ -148,7 +194,7 @@ def test_prairielearn_gives_a_fail_zero_with_what_is_missing_and_the_file_cannot
                                          "tests/test_ds07_radix.py": tests})
     assert results["gradable"] is True and results["score"] == 0
     assert results["message"].startswith("NOT PASSED")
-    course = [test for test in results["tests"] if test["name"].startswith("course test")]
+    course = [test for test in results["tests"] if test["name"].startswith("the course's ")]
     assert len(course) == len(DS07.course_test_names)
     assert any(test["message"] == "failed" for test in course)
     assert results["message"].endswith("then submit again.")
@@ -162,10 +208,21 @@ def test_prairielearn_says_why_a_submission_cannot_be_graded(tmp_path):
     assert grader_paths(platform_texts(results), tmp_path) == []
 
 
+def test_prairielearns_message_for_a_tree_that_does_not_import_is_whole(tmp_path):
+    tests = (PASSING / "tests" / "test_ds07_radix.py").read_text()
+    _, results = prairielearn(tmp_path, {"radix.py": "raise RuntimeError('half-written')\n",
+                                         "test_ds07_radix.py": tests})
+    assert results["gradable"] is False
+    message = results["message"]
+    assert "RuntimeError: half-written" in message and message.rstrip().endswith("again.")
+    assert "your tree, radix.py, does not import" in message  # named as uploaded, bare
+    assert grader_paths(platform_texts(results), tmp_path) == []
+
+
 # --- what a student reads on a course platform ----------------------------------------------
 
 GRADER_ONLY = ("/autograder", "/grade/", "/tmp/", "ol-runs-", "ol-pl-", "--workspace", "ol diff",
-               "ol start", "ol check ds.07 --", "python -c", "send the log")
+               "ol start", "ol check", "python -c", "send the log")
 SYNTAX_ERROR = "from tl_ds.radix import RadixTree\n\ndef test_split_by_hand(:\n    pass\n"
 AS_PYTHON_SHOWS_IT = ('  File "tests/test_ds07_radix.py", line 3\n'
                       '    def test_split_by_hand(:\n'

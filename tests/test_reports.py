@@ -78,10 +78,13 @@ def test_results_json_has_the_fields_gradescope_reads_and_scores_the_rows(checke
     failed = json.loads((reports["failing"] / "results.json").read_text())
     assert failed["score"] == 0
     failing = {test["name"]: test for test in failed["tests"]}
-    assert failing["course test test_locks_pin_the_path"]["status"] == "failed"
-    assert "missing: test_insert_hands_back" in failing["the six required test names"]["output"]
-    assert failing["mutant s11: Leaving locked leaves on the list"]["status"] == "failed"
-    assert failing["verdict of ol check"]["output"].startswith("NOT PASSED")
+    assert failing["the course's locks_pin_the_path on your tree"]["status"] == "failed"
+    assert "missing: test_insert_hands_back" in \
+        failing["your tests include the six required ones"]["output"]
+    assert failing["your tests against planted bug s11: Leaving locked leaves on the list"][
+        "status"] == "failed"
+    grade = failing["your grade: the course tests, your tests, the planted bugs"]
+    assert grade["output"].startswith("NOT PASSED")
 
 
 @pytest.mark.parametrize(("passed", "kills", "scoring", "earned"), [
@@ -206,7 +209,7 @@ def test_summary_json_holds_counts_shares_and_times_as_json_numbers(tmp_path):
     mutants = catalog.load_catalog(DS07)
     rows = [batch.Row("alice", "passed", 11, 15, 0.8333, "killed", (), 61.5, "PASSED",
                       graded=True, killed=tuple(mutant.id for mutant in mutants[:15])),
-            batch.Row("bob", "not passed", 9, 4, 0.2222, "survived", ("test_x",), 40.0,
+            batch.Row("bob", "not passed", 9, None, None, "", ("test_x",), 40.0,
                       "NOT PASSED", graded=False, refusal="invalid tests: test_x"),
             batch.Row("carol", "error", None, None, None, "", (), 0.4, "missing",
                       refusal="missing")]
@@ -223,6 +226,42 @@ def test_summary_json_holds_counts_shares_and_times_as_json_numbers(tmp_path):
     cells = list(csv.DictReader((tmp_path / "summary.csv").open()))
     assert [cell["course_tests_passed"] for cell in cells] == ["11", "9", ""]
     assert cells[1]["invalid_tests"] == "test_x"
+
+
+def consistent(row: dict) -> list[str]:
+    """What a summary.json row says that the rest of it contradicts: a suite that was not
+    graded has no kills, rate or required-mutant state, and a graded one has all three."""
+    graded = row["graded"]
+    told = {"mutants_killed": row["mutants_killed"] is not None,
+            "kill_rate": row["kill_rate"] is not None, "s11": row["s11"] != "",
+            "killed": bool(row["killed"]) or row["mutants_killed"] == 0}
+    wrong = [name for name, said in told.items() if said != graded]
+    if graded and len(row["killed"]) != row["mutants_killed"]:
+        wrong.append("killed")
+    return wrong
+
+
+@pytest.mark.slow
+def test_a_refused_suite_has_no_kill_count_rate_or_s11_state_in_any_summary(
+        workspace, tmp_path, capsys):
+    with (workspace / "tests" / "test_ds07_radix.py").open("a") as tests:  # fails the third tree
+        tests.write("\n\ndef test_first_node_is_one():\n    tree = RadixTree(1)\n"
+                    "    tree.insert([1, 2], [10, 20])\n    assert tree.children(ROOT) == [1]\n")
+    out = tmp_path / "grades"
+    assert ol.main(["grade", "ds.07", str(workspace), str(PASSING), "--out", str(out)]) == 0
+    terminal = capsys.readouterr().out
+    refused = next(line for line in terminal.splitlines() if line.startswith("ws "))
+    assert refused.split()[1:3] == ["not", "passed"] and "refused" in refused
+    assert " of 18" not in refused and "killed" not in refused
+    rows = {row["submission"]: row for row in
+            json.loads((out / "summary.json").read_text())["submissions"]}
+    assert rows["ws"]["graded"] is False and rows["ws"]["mutants_killed"] is None
+    assert rows["ws"]["kill_rate"] is None and rows["ws"]["s11"] == ""
+    assert rows["ws"]["killed"] == [] and "invalid" in rows["ws"]["refusal"]
+    assert {name: consistent(row) for name, row in rows.items()} == {"ws": [], "passing": []}
+    cells = {cell["submission"]: cell for cell in csv.DictReader((out / "summary.csv").open())}
+    assert [cells["ws"][name] for name in ("mutants_killed", "kill_rate", "s11")] == [""] * 3
+    assert cells["passing"]["mutants_killed"] == "18" and cells["passing"]["s11"] == "killed"
 
 
 def from_reports(out: Path, names: list[str]) -> dict:

@@ -16,7 +16,8 @@ import os
 import re
 import stat
 import traceback
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.chapter import Chapter
@@ -92,6 +93,9 @@ def locate(given: Path | None, chapter: Chapter) -> Workspace:
 class Workspace:
     root: Path
     chapter: Chapter
+    # a platform's upload gathered here: each file's path in the workspace (posix) -> its
+    # path as uploaded, which is how every text the student reads names it
+    names: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def package(self) -> Path:
@@ -157,9 +161,17 @@ class Workspace:
     def shown(self, path: Path) -> str:
         """``path`` as a submission names it: relative to the workspace."""
         try:
-            return path.relative_to(self.root).as_posix()
+            relative = path.relative_to(self.root).as_posix()
         except ValueError:
             return path.name
+        return self.names.get(relative, relative)
+
+    def renamed(self, text: str) -> str:
+        """``text`` (a platform's, already unrooted) with each gathered file named as it was
+        uploaded."""
+        for relative, uploaded in self.names.items():
+            text = re.sub(rf"(?<![\w/.]){re.escape(relative)}", uploaded, text)
+        return text
 
     def read(self, path: Path) -> str:
         """A file of the workspace: a regular file with one name (no link of either kind, no
@@ -254,10 +266,10 @@ class Workspace:
             f" (`python -c 'import {chapter.module}'` in the workspace shows the whole error)")
         return OlError(f"{self.radix} does not import as {chapter.module}:\n{said}\nFix it"
                        f"{whole}, then run the command again.",
-                       platform=f"Not graded: your tree, {chapter.implementation.as_posix()}, "
-                       f"does not import as {chapter.module}, so no test could run:\n\n"
-                       f"{unrooted(problem.strip(), chapter)}\n\nMake it import (it must "
-                       f"define {chapter.class_name}), then submit again.")
+                       platform=f"Not graded: your tree, {self.shown(self.radix)}, does not "
+                       f"import as {chapter.module}, so no test could run:\n\n"
+                       f"{self.renamed(unrooted(problem.strip(), chapter))}\n\nMake it "
+                       f"import (it must define {chapter.class_name}), then submit again.")
 
 
 @dataclass(frozen=True)
@@ -390,6 +402,7 @@ def gather(submission: Path, into: Path, chapter: Chapter) -> Workspace:
     own (no link of either kind, pipe or device: refused, never skipped for another).
     OlError naming what is wrong and what to upload."""
     paths = [path for path in uploaded(submission) if not path.is_dir() or path.is_symlink()]
+    names = {}
     workspace = Workspace(into, chapter)
     missing = []
     submitted = tuple((path.as_posix(), path.name)
@@ -403,10 +416,11 @@ def gather(submission: Path, into: Path, chapter: Chapter) -> Workspace:
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(Workspace(submission, chapter).read(match), encoding="utf-8")
+        names[wanted] = match.relative_to(submission).as_posix()
     if missing:
         raise OlError(f"the submission holds no {' and no '.join(missing)}: upload "
                       f"{upload(chapter)}, then submit again",
                       platform=f"Not graded: your submission holds no "
                       f"{' and no '.join(missing)}. {submit(chapter)}")
     (workspace.package / "__init__.py").write_text("", encoding="utf-8")
-    return workspace
+    return Workspace(into, chapter, names)

@@ -70,6 +70,12 @@ class Row:
     # request can be checked against
     files: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def refused(self) -> bool:
+        """Its tests ran and were refused (invalid, or failing a correct tree): no kill
+        count, rate or required-mutant state is shown for it anywhere."""
+        return not self.graded and bool(self.refusal) and self.course_tests_passed is not None
+
 
 def folder_names(submissions: Sequence[Path]) -> list[str]:
     """One distinct folder name per submission: its own name, numbered when names repeat."""
@@ -114,7 +120,7 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter,
     (folder / "check.txt").write_text(text, encoding="utf-8")
     course = result.course
     passed = sum(record.outcome == "passed" for record in course.records)
-    graded = bool(result.tests.mutants)
+    graded = result.tests.graded  # a refused suite's kills are no kills: none is shown
     return Row(
         submission=name,
         verdict="passed" if result.passed else "not passed",
@@ -125,11 +131,11 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter,
         invalid_tests=tuple(sorted(result.tests.invalid_names)),
         seconds=round(time.monotonic() - started, 1),
         note=verdict(result, workspace.option()),
-        graded=result.tests.graded,
+        graded=graded,
         killed=tuple(done.mutant.id for done in result.tests.mutants if result.tests.killed(done))
-        if result.tests.graded else (),
+        if graded else (),
         course_failed=tuple(record.name for record in course.failures),
-        refusal="" if result.tests.graded else (result.tests.problem or (
+        refusal="" if graded else (result.tests.problem or (
             f"invalid tests: {', '.join(sorted(result.tests.invalid_names))}"
             if result.tests.invalid else "")),
         files=submission.hashes,
@@ -157,8 +163,11 @@ def record(row: Row, chapter: Chapter) -> dict:
 
 
 def kill_count(row: Row, planted: int) -> str:
-    """The mutants a row's tests killed: "15 of 18", or "" when the mutants did not run."""
-    return "" if row.mutants_killed is None else f"{row.mutants_killed} of {planted}"
+    """The mutants a row's tests killed: "15 of 18"; "refused" when its tests were checked
+    and not graded (invalid, or failing the correct trees); "" when they did not run."""
+    if row.mutants_killed is not None:
+        return f"{row.mutants_killed} of {planted}"
+    return "refused" if row.refused else ""
 
 
 def grade_all(check: Grader, submissions: Sequence[Path], out: Path, jobs: int,

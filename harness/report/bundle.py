@@ -5,8 +5,10 @@ builds the image, and ``run_autograder`` for every submission. The zip holds ``o
 (the harness, the reference, the second and third trees, the model, the course tests and the
 mutants) under ``ol/``, and the two scripts:
 
-- ``setup.sh`` installs the pinned packages that decide grades (from ``pyproject.toml``)
-  and prepares the sandbox: the system's bubblewrap, for containers that allow user
+- ``setup.sh`` builds a virtual environment (``/opt/ol-venv``) from a Python of at least
+  3.11, installing one from the OS packages where the image's own is older, puts the
+  pinned packages that decide grades there (from ``pyproject.toml``) and prepares the
+  sandbox: the system's bubblewrap, for containers that allow user
   namespaces, and otherwise a dedicated user, ``ol-sandbox``, that submission code runs as;
   ``/autograder/source`` becomes readable by root only;
 - ``run_autograder`` runs ``ol gradescope <chapter>``, which finds the chapter's tree
@@ -45,18 +47,62 @@ def shipped(chapter: Chapter) -> tuple[Path, ...]:
             *(path for _, path in chapter.correct_trees), chapter.stub, chapter.model,
             chapter.course_tests, chapter.catalog.parent)
 
-SETUP = """#!/usr/bin/env bash
-# Gradescope image setup for @ID@: the packages that decide grades, at pinned versions, and
-# the sandbox of submission code: the system's bubblewrap where the container allows user
-# namespaces, otherwise runs as the unprivileged user ol-sandbox.
+SETUP = r"""#!/usr/bin/env bash
+# Gradescope image setup for @ID@: a virtual environment of Python 3.11 or newer holding
+# the packages that decide grades, at pinned versions (an image's own Python may be older,
+# Ubuntu 22.04's is 3.10, and Ubuntu 24.04 refuses system-wide installs), and the sandbox
+# of submission code: bubblewrap where the container allows user namespaces, otherwise
+# runs as the unprivileged user ol-sandbox. `setup.sh --print-python` only says which
+# Python it would build the environment from.
 set -euo pipefail
-python3 -m pip install --no-cache-dir {pins}
-if command -v apt-get >/dev/null 2>&1; then
-    (apt-get update -qq && apt-get install -y -qq bubblewrap) || echo "no bubblewrap package"
+ROOT="${OL_AUTOGRADER_ROOT:-/autograder}"
+VENV="${OL_VENV:-@VENV@}"
+
+pick_python() {  # the first interpreter on PATH that is Python 3.11 or newer
+    local candidate version
+    for candidate in python3.13 python3.12 python3.11 python3; do
+        command -v "$candidate" >/dev/null 2>&1 || continue
+        version="$("$candidate" -c 'import sys; print("%d %d" % sys.version_info[:2])' \
+            2>/dev/null)" || continue
+        set -- $version
+        if [ "${1:-0}" -eq 3 ] && [ "${2:-0}" -ge 11 ]; then
+            command -v "$candidate"
+            return 0
+        fi
+    done
+    return 1
+}
+
+if [ "${1:-}" = "--print-python" ]; then
+    pick_python || { echo "none: no Python 3.11 or newer on PATH" >&2; exit 1; }
+    exit 0
 fi
-id -u ol-sandbox >/dev/null 2>&1 || useradd --system --no-create-home \\
+
+if command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq || echo "apt-get update failed; trying with the package lists there are"
+fi
+PYTHON="$(pick_python)" || {
+    command -v apt-get >/dev/null 2>&1 || {
+        echo "setup.sh: this image has no Python 3.11 or newer and no apt-get to install one;"
+        echo "pick Gradescope's Ubuntu 22.04 or 24.04 base image, or install python3.11 first."
+        exit 1
+    }
+    apt-get install -y -qq python3.11 python3.11-venv
+    PYTHON="$(pick_python)"
+}
+if ! "$PYTHON" -m venv "$VENV"; then  # Debian splits venv off: python3.X-venv
+    rm -rf "$VENV"
+    apt-get install -y -qq "$(basename "$PYTHON")-venv"
+    "$PYTHON" -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install --no-cache-dir --upgrade pip
+"$VENV/bin/python" -m pip install --no-cache-dir @PINS@
+if command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -qq bubblewrap || echo "no bubblewrap package: the pinned one is used"
+fi
+id -u ol-sandbox >/dev/null 2>&1 || useradd --system --no-create-home \
     --shell /usr/sbin/nologin ol-sandbox
-chmod 700 "${{OL_AUTOGRADER_ROOT:-/autograder}}/source"  # the reference stays the grader's
+chmod 700 "$ROOT/source"  # the reference stays the grader's
 """
 
 RUN = r"""#!/usr/bin/env bash
@@ -65,7 +111,7 @@ RUN = r"""#!/usr/bin/env bash
 # process of the submission has gone. No results file means the autograder failed: a fault
 # of ol, or a grader that cannot run here; Gradescope then says so, and staff grade again.
 ROOT="${OL_AUTOGRADER_ROOT:-/autograder}"
-PYTHON="${OL_PYTHON:-python3}"
+PYTHON="${OL_PYTHON:-${OL_VENV:-@VENV@}/bin/python}"  # setup.sh made it
 DEDICATED="$(id -u ol-sandbox 2>/dev/null)"
 export OL_SANDBOX_UID="${OL_SANDBOX_UID:-${DEDICATED:-65534}}"
 rm -f "$ROOT/results/results.json"
@@ -90,9 +136,12 @@ fi
 """
 
 
+VENV = "/opt/ol-venv"  # where setup.sh builds the environment run_autograder runs ol in
+
+
 def filled(script: str, chapter: Chapter) -> str:
-    """A script with the chapter's id in place of its @ID@."""
-    return script.replace("@ID@", chapter.id)
+    """A script with the chapter's id in place of its @ID@, and the environment's folder."""
+    return script.replace("@ID@", chapter.id).replace("@VENV@", VENV)
 
 
 def pins() -> list[str]:
@@ -124,8 +173,8 @@ def write_bundle(out: Path, chapter: Chapter, scoring: str = "pass") -> list[str
         raise OlError(f"{out.parent} is not a folder: create it first, or pass a path in an "
                       "existing one")
     entries = {
-        "setup.sh": filled(SETUP, chapter).format(
-            pins=" ".join(shlex.quote(pin) for pin in pins())),
+        "setup.sh": filled(SETUP, chapter).replace(
+            "@PINS@", " ".join(shlex.quote(pin) for pin in pins())),
         "run_autograder": filled(RUN, chapter).replace("@SCORING@", scoring),
     }
     with zipfile.ZipFile(out, "x", compression=zipfile.ZIP_DEFLATED) as archive:

@@ -150,10 +150,10 @@ def course_count(row, chapter: Chapter) -> str:
 
 def kills_cell(row, total: int) -> str:
     """What a submission's tests killed: nothing counted when its suite was refused."""
+    if row.refused:
+        return "<td class='n refused'>refused</td>"
     if row.mutants_killed is None:
         return "<td class='n'></td>"
-    if not row.graded:
-        return "<td class='n refused'>refused</td>"
     return f"<td class='n'>{row.mutants_killed} of {total}</td>"
 
 

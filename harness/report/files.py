@@ -27,7 +27,7 @@ from pathlib import Path
 from harness.errors import OlError
 from harness.grade import catalog, mutation
 from harness.grade.course import in_words, needed
-from harness.grade.grading import Check, message
+from harness.grade.grading import Check, message, short_name
 from harness.grade.score import SCORINGS, score
 from harness.run.judge import Status
 
@@ -154,10 +154,11 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float,
         said = ("passed" if passed else
                 f"not run: the course run ended early ({result.course.status.value})"
                 if record is None else f"{record.outcome}: {message(record, 40)}")
-        tests.append(row(f"course test {name}", passed, said, f"1.{number}", "course"))
+        tests.append(row(f"the course's {short_name(name)} on your tree", passed, said,
+                         f"1.{number}", "course"))
     missing = result.tests.missing_names
     required = in_words(len(chapter.required_tests))
-    tests.append(row(f"the {required} required test names", not missing,
+    tests.append(row(f"your tests include the {required} required ones", not missing,
                      f"all {required} present" if not missing else
                      f"missing: {', '.join(missing)} "
                      f"(all of {', '.join(chapter.required_tests)})",
@@ -167,12 +168,13 @@ def gradescope(result: Check, terminal: str, verdict: str, seconds: float,
         killed = graded and result.tests.killed(done)
         said = (f"{status(result, done)}: " + reason(result, done) if graded else
                 "not graded: your tests are invalid on a correct tree (see the output)")
-        tests.append(row(f"mutant {done.mutant.id}: {done.mutant.title}", killed, said,
-                         f"3.{number}", "mutants"))
+        tests.append(row(f"your tests against planted bug {done.mutant.id}: "
+                         f"{done.mutant.title}", killed, said, f"3.{number}", "mutants"))
     earned = score(result, scoring)
     # the points are all on the verdict's row; every other row is a check that shows what
     # is missing
-    tests.append(row("verdict of ol check", result.passed, verdict, "4.1", "verdict")
+    tests.append(row("your grade: the course tests, your tests, the planted bugs",
+                     result.passed, verdict, "4.1", "verdict")
                  | {"score": earned.earned, "max_score": earned.out_of})
     return {
         "score": earned.earned,
@@ -240,7 +242,7 @@ def prairielearn(result: Check, terminal: str, verdict: str, seconds: float,
 def ungradable(reason: str) -> dict:
     """What PrairieLearn shows for a submission ol cannot grade: why, and no score."""
     return {"gradable": False, "score": 0, "format_errors": [reason],
-            "message": reason.split("\n", 1)[0], "output": reason, "tests": []}
+            "message": reason, "output": reason, "tests": []}  # whole: it is all they see
 
 
 def row(name: str, passed: bool, output: str, number: str, tag: str) -> dict:

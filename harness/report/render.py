@@ -101,9 +101,10 @@ def show_check(result: grading.Check, workspace: Workspace,
     grader's, and no command is suggested that the platform does not have."""
     if platform:  # the student's own names; the grader's folders taken out of every message
         text = io.StringIO()
-        write_check(result, workspace.chapter.implementation.as_posix(),
-                    workspace.chapter.student_tests.as_posix(), None, text, missed, audience)
-        print(unrooted(text.getvalue(), workspace.chapter), end="", file=out)
+        write_check(result, workspace.shown(workspace.radix), workspace.shown(workspace.tests),
+                    None, text, missed, audience)
+        print(workspace.renamed(unrooted(text.getvalue(), workspace.chapter)), end="",
+              file=out)
     else:
         write_check(result, str(workspace.radix), str(workspace.tests), workspace.option(), out,
                     missed, audience)
@@ -117,8 +118,9 @@ def write_check(result: grading.Check, radix: str, tests: str, option: str | Non
         print(line, file=out)
 
     chapter = result.tests.chapter
-    say(f"ol check {chapter.id}{option or ''}\n\n1. The course tests against your tree "
-        f"({radix}):")
+    if option is not None:  # a command the student ran; on a platform they ran none
+        say(f"ol check {chapter.id}{option}\n")
+    say(f"1. The course tests against your tree ({radix}):")
     print_course(result.course, chapter, out)
     say(f"\n2. Your tests ({tests}) on {len(chapter.correct_trees)} correct trees:")
     if result.tests.on_reference is not None:

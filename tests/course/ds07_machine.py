@@ -7,17 +7,24 @@ unlocks and accessors reach nodes that later split, get evicted, or have their s
 reused) or from the nodes the tree holds now (so locks and unlocks reach live leaves and
 inner nodes often). Each example starts from a short scripted tree (a fan of leaves of
 different ages under one parent, a locked leaf among older and newer ones, a chain split
-twice) and draws its tokens from small ids or from the ends of the 32-bit range. Three
-rules build what the chapter's pitfalls need in one step: a lock held around an
+twice, a locked inner node emptied by eviction and then unlocked) and draws its tokens
+from small ids, from the ends of the 32-bit range, or anywhere in it: a token beside the
+ones that differ from it in bit 24 or bit 31 alone, or a small id beside two large ones.
+Four rules build what the chapter's pitfalls need in one step: a lock held around an
 eviction; a parent emptied by eviction while every other leaf is locked, after which all
-rejoin the list by stamp; a parent matched, then emptied among older and newer leaves.
+rejoin the list by stamp; the same with the parent itself locked until it is empty; a
+parent matched, then emptied among older and newer leaves. Ids that name no node (dead,
+negative ones that count back into the slots, those just past the last used, and ids that
+are not ints) must raise KeyError; False may raise it or answer as ROOT.
 Hypothesis switches some rules off in each example (swarm testing), so the others run
 more often.
 
 Each rule is one step (``@step``): it begins by taking in the last reading of the tree,
 makes its calls to the tree and the model, and ends by reading the tree back through
 ``ds07_observe.view``, the one door to the grader's proxy (``start``, which builds the
-scripted tree, ends with a reading too). The invariant then compares
+scripted tree, ends with a reading too). The reading also changes every list a view
+handed out and reads again: a tree that shares its own lists with its caller is caught
+there, beside the tree, where the proxy's copies cannot hide it. The invariant then compares
 that reading with the model: the structure as the prefixes its nodes end, keys, values,
 lock counts, children, ``len``, ``node_count`` and the LRU order; then the tree's own
 ``_check()`` when it has one. The invariant only judges; everything the machine keeps

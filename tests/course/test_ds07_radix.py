@@ -143,7 +143,8 @@ def test_hand_example_split_and_match():
 
 def test_granule_matches_whole_runs_only():
     """Granule 2 compares runs whole and matches nothing shorter than a run (s04); so do
-    granules 3, 4 and 16, where runs may differ in any one token, the middle ones too."""
+    granules 3, 4 and 16, where runs may differ in any one token, the middle ones too, and
+    tokens anywhere in the 32-bit range, told apart by their high bits."""
     for g in (3, 4, 16):
         tree = RadixTree(g)
         run = list(range(1, g + 1))
@@ -215,7 +216,8 @@ def test_lru_order_follows_last_use():
 
 
 def test_a_childless_parent_becomes_evictable():
-    """Evicting the last child lists the parent at its own stamp (s06, s08, s09, m03)."""
+    """Evicting the last child lists the parent at its own stamp (s06, s08, s09, m03), on a
+    path deeper than the recursion limit and among a server's thousand leaves too."""
     tree = RadixTree(1)
     tree.insert([1, 2, 3], ["a", "b", "c"])
     tree.insert([1, 2, 4], ["x", "y", "d"])
@@ -253,7 +255,8 @@ def test_a_childless_parent_becomes_evictable():
 
 
 def test_locks_pin_the_path():
-    """A lock pins the node and its ancestors; locks nest; unlocking frees them (s10, s11, s12)."""
+    """A lock pins the node and its ancestors; locks nest; unlocking frees them (s10, s11, s12),
+    on a path deeper than the recursion limit and among a server's thousand leaves too."""
     tree = RadixTree(1)
     held, _ = tree.insert([1, 2, 3], ["a", "b", "c"])
     other, _ = tree.insert([1, 2, 4], ["x", "y", "d"])
