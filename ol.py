@@ -308,8 +308,11 @@ def cmd_grade(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
                   reports: reports_module.ReportFolder, runs: int) -> tuple[grading.Check, str]:
             # a worker of its own: nothing one submission's runs do reaches another's
             with engine.sibling() as own:
+                # read beside the submission, not where ol runs: its files as it names
+                # them, and no command to run
                 return check_and_report(own, submission, reports, None, runs,
-                                        args.refuse_flagged, audience=args.audience)
+                                        args.refuse_flagged, audience=args.audience,
+                                        platform=True)
 
         rows = batch.grade_all(check, args.submissions, args.out, jobs, chapter, args.audience,
                                progress, args.scoring)

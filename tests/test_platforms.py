@@ -3,6 +3,7 @@ student reads, and the HTML pages as real browsers render them."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -391,10 +392,48 @@ def shots(tmp_path_factory) -> Path:
     return folder
 
 
+# measures, inside the page as laid out, every element that reaches past the right edge of
+# its viewport or clips its content (a scroller): the page's own frame reports to its host
+OVERFLOW_PROBE = """<script>
+window.addEventListener("load", () => {
+  const width = document.documentElement.clientWidth, wide = [];
+  for (const element of document.querySelectorAll("body *")) {
+    const clips = getComputedStyle(element).overflowX !== "visible"
+      && element.scrollWidth > element.clientWidth + 1;
+    if (element.getBoundingClientRect().right > width + 1 || clips)
+      wide.push(element.tagName + ": " + (element.textContent || "").trim().slice(0, 60));
+  }
+  window.parent.document.body.setAttribute("data-wide", JSON.stringify(wide.slice(0, 12)));
+});
+</script>"""
+
+
+def too_wide(page: Path, width: int, flags: list[str]) -> list[str]:
+    """The elements of ``page`` wider than a screen ``width`` pixels wide (a frame of that
+    width: a desktop browser's window is never narrower than 500 px)."""
+    probe = page.with_name(f".probe-{page.name}")
+    probe.write_text(page.read_text().replace("</body>", OVERFLOW_PROBE + "</body>"))
+    host = page.with_name(f".host-{width}-{page.name}")
+    host.write_text(f"<!DOCTYPE html><html><body style='margin:0'><iframe src='{probe.name}' "
+                    f"style='width:{width}px;height:1400px;border:0'></iframe></body></html>")
+    try:
+        dom = subprocess.run([CHROMIUM, *flags, "--allow-file-access-from-files",
+                              "--window-size=1400,1400", "--virtual-time-budget=5000",
+                              "--dump-dom", host.as_uri()], capture_output=True, text=True,
+                             timeout=120).stdout
+    finally:
+        probe.unlink()
+        host.unlink()
+    found = re.search(r'data-wide="([^"]*)"', dom)
+    assert found, f"the overflow probe did not run on {page}"
+    return json.loads(html.unescape(found.group(1)))
+
+
 def rendered(page: Path, shots: Path, name: str) -> str:
     """The DOM headless Chromium builds from ``page``, after keeping a screenshot at each of
-    WIDTHS as ``name``-WIDTH.png and checking that each shows a page with text; every link
-    of the page is followed (a file that exists, or an element of the page)."""
+    WIDTHS as ``name``-WIDTH.png and checking that each shows a page with text, and that
+    nothing of it is wider than the screen; every link of the page is followed (a file that
+    exists, or an element of the page)."""
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              "--hide-scrollbars", f"--user-data-dir={shots / 'profile'}"]
@@ -407,6 +446,7 @@ def rendered(page: Path, shots: Path, name: str) -> str:
                         f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
         looks_like_a_page(shot, width)
         print(f"screenshot: {shot}")
+        assert too_wide(page, width, flags) == [], f"{page.name} at {width} px"
     for link in re.findall(r'href="([^"]+)"', dom):
         if link.startswith("#"):
             assert f'id="{link[1:]}"' in dom, f"{page.name}: {link} names no element"

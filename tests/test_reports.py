@@ -262,6 +262,13 @@ def test_a_refused_suite_has_no_kill_count_rate_or_s11_state_in_any_summary(
     cells = {cell["submission"]: cell for cell in csv.DictReader((out / "summary.csv").open())}
     assert [cells["ws"][name] for name in ("mutants_killed", "kill_rate", "s11")] == [""] * 3
     assert cells["passing"]["mutants_killed"] == "18" and cells["passing"]["s11"] == "killed"
+    page = (out / "passing" / "reports" / "mutation.html").read_text()
+    links = re.findall(r"href='([^']+)'", page[page.index("<nav>"):page.index("</nav>")])
+    assert links[:2] == ["../../class.html", "../check.txt"] and "results.json" in links
+    assert all((out / "passing" / "reports" / link).resolve().is_file() for link in links)
+    assert "<div class='required'><h3>Required: s11" in page and "killed by test_" in page
+    for written in (page, (out / "ws" / "check.txt").read_text()):
+        assert str(workspace) not in written and "`ol " not in written
 
 
 def from_reports(out: Path, names: list[str]) -> dict:
@@ -347,13 +354,18 @@ def test_class_html_bars_show_the_share_their_heading_names(tmp_path):
         assert round(float(shown)) == int(share) == round(int(count) * 100 / 3)
 
 
-def test_class_html_draws_the_kill_rates_with_the_threshold_marked(tmp_path):
+def test_class_html_draws_the_kill_rates_coloured_by_verdict_with_the_threshold_marked(tmp_path):
     page = class_html(tmp_path)
     svg = page[page.index("<svg"):page.index("</svg>")]
     assert f"threshold: {needed(TOTAL, PERCENT)} of {TOTAL}" in svg and "id='threshold'" in svg
-    bars = re.findall(r"<title>(\d+) suites killed (\d+) of", svg)
-    assert sum(int(suites) for suites, _ in bars) == 3  # the refused suite is not drawn
-    assert "<title>1 suites killed 18 of" in svg and "<title>1 suites killed 13 of" in svg
+    bars = re.findall(r"fill='(#\w+)'><title>(\d+) of the suites that killed (\d+) of \d+: "
+                      r"([a-z ]+)</title>", svg)
+    assert sum(int(suites) for _, suites, _, _ in bars) == 3  # the refused suite is not drawn
+    colour = {"passed": "#2f8a4f", "not passed": "#c2452f"}
+    assert sorted((int(killed), said) for _, _, killed, said in bars) == [
+        (13, "passed"), (17, "not passed"), (18, "passed")]  # 17 kills, but s11 survived
+    assert all(fill == colour[said] for fill, _, _, said in bars)
+    assert ">passed</text>" in svg and ">not passed (too few kills, s11 survived" in svg
 
 
 def test_class_html_counts_nothing_for_a_refused_suite_and_links_only_what_exists(tmp_path):

@@ -106,7 +106,7 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter,
     workspace = Workspace(path, chapter)
     try:
         submission = workspace.snapshot(tree=True, tests=True, builds=True)
-        reports = ReportFolder(folder / "reports", audience, name, scoring)
+        reports = ReportFolder(folder / "reports", audience, name, scoring, root=path)
         result, text = check(submission, reports, jobs)
     except OlError as error:
         return failed(folder, name, str(error), started)
@@ -117,7 +117,8 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter,
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
         return failed(folder, name, f"a fault of ol, not of this submission: {detail}. Grade "
                       "it again, and report the fault", started, verdict=INTERNAL)
-    (folder / "check.txt").write_text(text, encoding="utf-8")
+    # staff read it beside the submission: its files named relative to it
+    (folder / "check.txt").write_text(text.replace(f"{path}/", ""), encoding="utf-8")
     course = result.course
     passed = sum(record.outcome == "passed" for record in course.records)
     graded = result.tests.graded  # a refused suite's kills are no kills: none is shown

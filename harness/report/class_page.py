@@ -40,8 +40,11 @@ def class_summary(rows: Sequence, mutants: Sequence[Mutant], chapter: Chapter) -
         "graded_suites": len(graded),
         "mutants_planted": total,
         "kills_needed": needed(total, chapter.threshold_percent),
-        "scores": [{"killed": killed, "suites": sum(len(row.killed) == killed
-                                                    for row in graded)}
+        # per kill count, the graded suites and how many of their submissions passed
+        "scores": [{"killed": killed,
+                    "suites": sum(len(row.killed) == killed for row in graded),
+                    "passed": sum(len(row.killed) == killed and row.verdict == "passed"
+                                  for row in graded)}
                    for killed in range(total + 1)],
         "mutants": sorted(({"id": mutant.id, "pitfall": mutant.title,
                             "required": mutant.required,
@@ -71,8 +74,6 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowra
 .bar.missed { background: #c2452f; }
 .passed { color: #11632b; } .error, .not, .internal { color: #a1130c; }
 .headline { font-size: 1.25em; margin: .4em 0; }
-.required { border: 2px solid #c2452f; border-radius: .4em; padding: .2em .9em .6em;
-            margin: 1em 0; background: #fdf3f1; }
 .refused { color: #666; font-style: italic; }
 .wide { overflow-x: auto; }
 svg text { font: 12px system-ui, sans-serif; fill: #222; }
@@ -99,10 +100,15 @@ def required_box(entry: dict) -> str:
             "that misses it does not pass, whatever its kill rate.</p></div>")
 
 
-def histogram(scores: Sequence[dict], needed: int, total: int) -> str:
-    """An inline SVG of how many graded suites killed how many mutants, with the
-    threshold drawn as a dashed line between the bars below it and those at or above."""
-    width, height, left, bottom, top = 560, 200, 34, 34, 14
+PASSED_COLOUR, NOT_PASSED_COLOUR = "#2f8a4f", "#c2452f"
+
+
+def histogram(scores: Sequence[dict], needed: int, total: int, required: str = "") -> str:
+    """An inline SVG of how many graded suites killed how many mutants, each bar split by
+    verdict (passed below, not passed above: a suite past the threshold still fails on a
+    required mutant or the course tests), with the threshold drawn as a dashed line and a
+    legend of the colours."""
+    width, height, left, bottom, top = 560, 220, 34, 54, 14
     most = max((entry["suites"] for entry in scores), default=0) or 1
     step = (width - left - 8) / (total + 1)
     plot = height - bottom - top
@@ -115,13 +121,18 @@ def histogram(scores: Sequence[dict], needed: int, total: int) -> str:
              f"<text x='{left - 6}' y='{top + 4}' text-anchor='end'>{most}</text>",
              f"<text x='{left - 6}' y='{height - bottom}' text-anchor='end'>0</text>"]
     for entry in scores:
-        killed, suites = entry["killed"], entry["suites"]
+        killed, suites, passed = entry["killed"], entry["suites"], entry["passed"]
         x = left + killed * step + step * 0.12
-        tall = plot * suites / most
-        colour = "#2f8a4f" if killed >= needed else "#c2452f"
-        parts.append(f"<rect x='{x:.1f}' y='{height - bottom - tall:.1f}' "
-                     f"width='{step * 0.76:.1f}' height='{tall:.1f}' fill='{colour}'>"
-                     f"<title>{suites} suites killed {killed} of {total}</title></rect>")
+        floor = height - bottom
+        for count, colour, said in ((passed, PASSED_COLOUR, "passed"),
+                                    (suites - passed, NOT_PASSED_COLOUR, "not passed")):
+            if not count:
+                continue
+            tall = plot * count / most
+            floor -= tall
+            parts.append(f"<rect x='{x:.1f}' y='{floor:.1f}' width='{step * 0.76:.1f}' "
+                         f"height='{tall:.1f}' fill='{colour}'><title>{count} of the suites "
+                         f"that killed {killed} of {total}: {said}</title></rect>")
         if killed % 2 == 0 or total < 12:
             parts.append(f"<text x='{x + step * 0.38:.1f}' y='{height - bottom + 14}' "
                          f"text-anchor='middle'>{killed}</text>")
@@ -130,8 +141,14 @@ def histogram(scores: Sequence[dict], needed: int, total: int) -> str:
               f"y2='{height - bottom + 4}' stroke='#222' stroke-width='2' "
               "stroke-dasharray='5 3'/>",
               f"<text x='{mark + 4:.1f}' y='{top + 4}'>threshold: {needed} of {total}</text>",
-              f"<text x='{(width + left) / 2:.0f}' y='{height - 4}' text-anchor='middle'>"
-              "mutants killed</text></svg>"]
+              f"<text x='{(width + left) / 2:.0f}' y='{height - bottom + 32}' "
+              "text-anchor='middle'>mutants killed</text>",
+              f"<rect x='{left}' y='{height - 14}' width='12' height='12' "
+              f"fill='{PASSED_COLOUR}'/><text x='{left + 16}' y='{height - 4}'>passed</text>",
+              f"<rect x='{left + 80}' y='{height - 14}' width='12' height='12' "
+              f"fill='{NOT_PASSED_COLOUR}'/><text x='{left + 96}' y='{height - 4}'>not passed "
+              f"(too few kills, {html.escape(required)} survived, or course tests failed)"
+              "</text></svg>"]
     return "".join(parts)
 
 
@@ -210,7 +227,7 @@ def class_page(summary: dict, rows: Sequence, chapter: Chapter) -> str:
         "<h2>How the graded suites' kill rates spread</h2>",
         f"<p>Each bar counts the graded suites that killed that many of the {total} "
         f"mutants; the dashed line is the threshold, {needed} of {total}.</p>",
-        histogram(summary["scores"], needed, total),
+        histogram(summary["scores"], needed, total, chapter.required_names),
         "<h2>The course tests, most failed first</h2>",
         "<div class='wide'>" + head.format("<th>course test</th><th>trees that fail it</th>"
                                            "<th>share</th><th></th>"),

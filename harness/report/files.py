@@ -21,6 +21,7 @@ import json
 import os
 import secrets
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,9 @@ class ReportFolder:
     audience: str = "student"
     name: str = ""  # the submission, as its page's heading names it
     scoring: str = "pass"  # how results.json scores it: one of SCORINGS
+    # in `ol grade`, the submission's folder: its page names the submission's files relative
+    # to it, links to the class page and its own files, and suggests no command
+    root: Path | None = None
     written: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -65,16 +69,27 @@ class ReportFolder:
     def write(self, result: Check, terminal: str, verdict: str, seconds: float) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         staff = self.audience == "staff"
+        if self.root is not None:  # the grader's folders are not the submission's names
+            terminal = terminal.replace(f"{self.root}/", "")
+            verdict = verdict.replace(f"{self.root}/", "")
         documents = {
             "results.json": json.dumps(gradescope(result, terminal, verdict, seconds,
                                                   self.scoring), indent=2),
             "junit.xml": junit(result),
-            "mutation.html": page(result, verdict, staff, self.name),
+            "mutation.html": page(result, verdict, staff, self.name, self.links()),
         }
         if staff:
             documents["mutation.json"] = json.dumps(stryker(result), indent=2)
         for name in self.names:
             self.put(name, documents[name])
+
+    def links(self) -> list[tuple[str, str]]:
+        """What the page links to: in a batch, the class page and the submission's other
+        files; on its own, the other reports beside it."""
+        own = [(name, name) for name in self.names if name != "mutation.html"]
+        if self.root is None:
+            return own
+        return [("the class", "../../class.html"), ("check.txt", "../check.txt"), *own]
 
     def write_ungraded(self, reason: str) -> None:
         """Only results.json, for a submission that could not be graded: no score, and why."""
@@ -326,15 +341,21 @@ body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 76em;
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .3em .6em; border-bottom: 1px solid #ddd;
-         vertical-align: top; }
-"""  # every page ol writes: the submission pages and class.html
+         vertical-align: top; overflow-wrap: anywhere; }
+pre { background: #f6f6f6; padding: .6em; font-size: 13px; white-space: pre-wrap;
+      overflow-wrap: anywhere; }
+.required { border: 2px solid #c2452f; border-radius: .4em; padding: .2em .9em .6em;
+            margin: 1em 0; background: #fdf3f1; }
+@media (max-width: 40em) { body { margin: 1em .6em; padding: 0; }
+                           th, td { padding: .25em .3em; } }
+"""  # every page ol writes: the submission pages and class.html; on a phone a long test
+# name, hint or error wraps, so nothing is wider than the screen
 
 STYLE = BASE_STYLE + """
 .Killed { color: #11632b; } .Survived { color: #a1130c; font-weight: 600; }
 .Timeout, .RuntimeError { color: #8a5a00; }
 .score { font-size: 1.2em; padding: .6em 1em; border-radius: .4em; display: inline-block; }
 .met { background: #e3f4e8; } .unmet { background: #fbe4e2; }
-pre { background: #f6f6f6; padding: .6em; overflow-x: auto; font-size: 13px; }
 .source span.marked { background: #fff1b8; display: block; }
 .source span.plain { display: block; }
 .source i { color: #8a5a00; font-style: normal; float: right; }
@@ -346,7 +367,8 @@ td.pass { color: #11632b; } td.FAIL { color: #a1130c; font-weight: 600; }
 """
 
 
-def page(result: Check, verdict: str, staff: bool, name: str = "") -> str:
+def page(result: Check, verdict: str, staff: bool, name: str = "",
+         links: Sequence[tuple[str, str]] = ()) -> str:
     """A page that needs nothing but itself: whose it is and its verdict, the course tests,
     the invalid tests, the score and the mutants; for staff also the source and the diffs.
     A student reads of "your tests", staff of "the submission's tests"."""
@@ -381,8 +403,10 @@ def page(result: Check, verdict: str, staff: bool, name: str = "") -> str:
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         f"<title>{html.escape(title)} ({chapter.id})</title>",
         f"<style>{STYLE}</style></head><body>",
+        *nav(links),
         f"<h1>{html.escape(title)}</h1>",
         f"<p>{html.escape(verdict)}</p>",
+        *required_section(result, whose),
         *course_section(result),
         *invalid_section(result, whose),
         f"<h2>{chapter.id} {chapter.title}: {whose} against the planted mutants</h2>",
@@ -428,6 +452,35 @@ def coloured(patch: str) -> str:
     return f"<pre class='diff'>{''.join(lines)}</pre>"
 
 
+def nav(links: Sequence[tuple[str, str]]) -> list[str]:
+    """A line of links, (label, relative address) each; none without links."""
+    return [" · ".join(f"<a href='{html.escape(href, quote=True)}'>{html.escape(label)}</a>"
+                       for label, href in links).join(("<nav>", "</nav>"))] if links else []
+
+
+def preformatted(text: str) -> str:
+    """``text`` as a block that keeps its lines (an error with its caret), or nothing."""
+    return f"<pre>{html.escape(text)}</pre>" if text else ""
+
+
+def required_section(result: Check, whose: str) -> list[str]:
+    """The required mutants set apart, as the class page does: a suite that misses one does
+    not pass, whatever its kill rate."""
+    parts = []
+    for done in result.tests.mutants:
+        if not done.mutant.required:
+            continue
+        killers = result.tests.killers(done) if result.tests.graded else ()
+        state = (f"killed by {', '.join(killers)}" if killers else
+                 "not counted: the tests are invalid" if not result.tests.graded else
+                 f"SURVIVED: {done.mutant.hint}")
+        parts.append(f"<div class='required'><h3>Required: {done.mutant.id}, "
+                     f"{html.escape(done.mutant.title)}</h3><p>{html.escape(state)}. A suite "
+                     f"that misses it does not pass, whatever its kill rate; {whose} "
+                     f"{'kill it' if killers else 'must kill it'}.</p></div>")
+    return parts
+
+
 def course_section(result: Check) -> list[str]:
     """The course tests on the tree, each with its first failure line."""
     records = {record.name: record for record in result.course.records}
@@ -438,7 +491,7 @@ def course_section(result: Check) -> list[str]:
                  else "FAIL")
         first = message(record) if record is not None and record.broke else ""
         rows.append(f"<tr><td class='{state}'>{state}</td><td>{html.escape(name)}</td>"
-                    f"<td>{html.escape(first)}</td></tr>")
+                    f"<td>{preformatted(first)}</td></tr>")
     said = ("" if result.course.status is Status.OK else
             f"<p>The course run did not finish ({html.escape(result.course.status.value)}): "
             f"{html.escape(result.course.detail)}</p>")
@@ -451,10 +504,10 @@ def invalid_section(result: Check, whose: str) -> list[str]:
     """The tests that fail on a correct tree, each with the tree and why; or the problem."""
     parts = []
     if result.tests.problem:
-        parts.append(f"<p><b>Not graded:</b> {html.escape(result.tests.problem)}</p>")
+        parts.append(f"<p><b>Not graded:</b></p>{preformatted(result.tests.problem)}")
     if result.tests.invalid:
         rows = [f"<tr><td>{html.escape(entry.name)}</td><td>{html.escape(entry.where)}</td>"
-                f"<td>{html.escape(entry.detail)}</td></tr>" for entry in result.tests.invalid]
+                f"<td>{preformatted(entry.detail)}</td></tr>" for entry in result.tests.invalid]
         parts += [f"<h2>Invalid: {whose} that fail on a correct tree</h2>",
                   "<table><thead><tr><th>test</th><th>fails on</th><th>why</th></tr></thead>"
                   "<tbody>", *rows, "</tbody></table>"]
