@@ -8,6 +8,7 @@ turns into one paragraph and exit code 2; nothing below ``main`` exits.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import enum
 import io
 import os
@@ -32,7 +33,7 @@ from harness.grade.score import SCORINGS
 from harness.report import audit as audit_report
 from harness.report import batch, bundle, console
 from harness.report import files as reports_module
-from harness.report.progress import Display
+from harness.report.progress import Display, per_submission
 from harness.report.render import (
     show_check,
     show_course_tests,
@@ -137,7 +138,10 @@ def cmd_mutants(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> i
 
 
 def open_workspace(args: argparse.Namespace, chapter: Chapter) -> workspace_module.Workspace:
-    return workspace_module.locate(args.workspace, chapter)
+    """The workspace a command names, keeping the flags its suggestions must repeat."""
+    found = workspace_module.locate(args.workspace, chapter)
+    return dataclasses.replace(found, flags=" --ref-deps" if getattr(args, "ref_deps", False)
+                               else "")
 
 
 def cmd_audit(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int:
@@ -310,7 +314,8 @@ def cmd_grade(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> int
             with engine.sibling() as own:
                 # read beside the submission, not where ol runs: its files as it names
                 # them, and no command to run
-                return check_and_report(own, submission, reports, None, runs,
+                return check_and_report(own, submission, reports,
+                                        per_submission(progress, reports.name), runs,
                                         args.refuse_flagged, audience=args.audience,
                                         platform=True)
 

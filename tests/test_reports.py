@@ -33,7 +33,7 @@ from harness.grade import score as score_module
 from harness.grade.course import needed
 from harness.grade.grading import COURSE_STAGE, MUTANT_STAGE, Event
 from harness.report import batch
-from harness.report.progress import Display
+from harness.report.progress import Display, per_submission
 from harness.report.render import counted, print_course
 from harness.run import judge
 
@@ -447,3 +447,18 @@ def test_a_terminal_gets_one_status_line_with_the_course_tests_printed_above_it(
     assert said.endswith("\r\033[K")
 
 
+
+
+def test_ol_grade_says_each_submissions_stage_as_it_changes_and_every_five_seconds_at_most():
+    lines, now = [], [0.0]
+    said = per_submission(lines.append, "alice", clock=lambda: now[0])
+    for at, event in ((1, Event(COURSE_STAGE, 1, 11, "a", "pass")),
+                      (2, Event(COURSE_STAGE, 2, 11, "b", "pass")),  # the same stage: quiet
+                      (3, Event(MUTANT_STAGE, 1, 18, "mutant s01", "killed")),
+                      (4, Event(COURSE_STAGE, 3, 11, "c", "pass")),
+                      (9.5, Event(COURSE_STAGE, 4, 11, "d", "pass"))):  # 5 s on: said again
+        now[0] = at
+        said(event)
+    assert lines == ["alice: started", "alice: course tests 1 of 11",
+                     f"alice: {MUTANT_STAGE} 1 of 18", "alice: course tests 3 of 11",
+                     "alice: course tests 4 of 11"]

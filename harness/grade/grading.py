@@ -102,7 +102,8 @@ class TddReport:
 Modules = tuple[tuple[str, str], ...]  # (module, text): what an implementation builds on
 
 
-def their_builds(engine: Engine, submission: Submission, ref_deps: bool = False) -> Modules:
+def their_builds(engine: Engine, submission: Submission, ref_deps: bool = False,
+                 progress: Progress | None = None) -> Modules:
     """What the student's own tree builds on: the chapters it needs, as the student wrote
     them (read with the submission), each proven to import and pass its course tests; or
     their references, with ``ref_deps``. OlError, naming the chapter and the two ways on,
@@ -124,7 +125,8 @@ def their_builds(engine: Engine, submission: Submission, ref_deps: bool = False)
             if engine.probe_import(text, contract(needed), below) is not None:
                 problem = f"{path} does not import"
             else:
-                run = course_run(engine, text, needed, beside=below)
+                run = course_run(engine, text, needed, beside=below, progress=progress,
+                                 stage=f"{needed.id} course tests")
                 if not run.all_passed:
                     failed = len(run.failures) or len(needed.course_test_names)
                     problem = (f"{failed} of its {len(needed.course_test_names)} course tests "
@@ -337,8 +339,10 @@ def valid_killers(run: RunResult, invalid: set[str]) -> tuple[str, ...]:
 
 def course_run(engine: Engine, implementation: str, chapter: Chapter,
                cancel: threading.Event | None = None, call_limit: float | None = None,
-               progress: Progress | None = None, beside: Modules | None = None) -> RunResult:
-    """The course tests against a student's tree, shrinking a failure to its steps.
+               progress: Progress | None = None, beside: Modules | None = None,
+               stage: str = COURSE_STAGE) -> RunResult:
+    """The course tests against a student's tree, shrinking a failure to its steps; each
+    test that ends is told to ``progress`` as a step of ``stage``.
 
     The tree runs in a server of its own and answers the course tests' imports too (the
     contract's constants cross from it), so course tests that do not import on a
@@ -352,7 +356,7 @@ def course_run(engine: Engine, implementation: str, chapter: Chapter,
     def ended(nodeid: str, outcome: str) -> None:
         finished.append(nodeid)
         name = nodeid.rsplit("::", 1)[-1].removeprefix("test_")
-        progress(Event(COURSE_STAGE, len(finished), len(expected), name,
+        progress(Event(stage, len(finished), len(expected), name,
                        "pass" if outcome == "passed" else "FAIL"))
 
     suite = mutation.course_suite(chapter, "course", proxy=True, call_limit=call_limit)
@@ -403,7 +407,7 @@ def check(engine: Engine, submission: Submission, progress: Progress | None = No
     tree other than through the proxy is the sandbox, not the scan.
     """
     suite = submission.suite()  # a test file that does not compile stops here, before any run
-    theirs = their_builds(engine, submission, ref_deps)
+    theirs = their_builds(engine, submission, ref_deps, progress)
     implementation = tree_source(engine, submission, theirs)
     tests_text = submission.tests
     chapter = submission.chapter

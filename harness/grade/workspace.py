@@ -96,6 +96,9 @@ class Workspace:
     # a platform's upload gathered here: each file's path in the workspace (posix) -> its
     # path as uploaded, which is how every text the student reads names it
     names: Mapping[str, str] = field(default_factory=dict)
+    # the options the command was given that every grading command it suggests must keep
+    # (" --ref-deps"); `ol start` takes none of them
+    flags: str = ""
 
     @property
     def package(self) -> Path:
@@ -110,8 +113,13 @@ class Workspace:
         return self.root / self.chapter.student_tests
 
     def option(self) -> str:
-        """The --workspace option that names this workspace in a command to run next: none
-        when the command would find it by itself (./workspace, or the workspace it runs in)."""
+        """The options of a grading command (tdd, check, diff) to run next: the --workspace
+        that names this workspace (none when the command would find it by itself:
+        ./workspace, or the workspace it runs in), and the flags that made this one work."""
+        return self.place() + self.flags
+
+    def place(self) -> str:
+        """The --workspace option alone, as `ol start` takes it."""
         if self.root == DEFAULT or \
                 locate(None, self.chapter).root.resolve() == self.root.resolve():
             return ""
@@ -145,7 +153,7 @@ class Workspace:
 
     def require(self, *, radix: bool, tests: bool) -> None:
         """OlError, saying what to run, unless the workspace has the files a command needs."""
-        start = f"`ol start {self.chapter.id}{self.option()}`"
+        start = f"`ol start {self.chapter.id}{self.place()}`"
         if not self.root.is_dir():
             raise OlError(f"there is no workspace at {self.root}: run {start} to create one "
                           "(or pass --workspace DIR to name yours)")
@@ -236,7 +244,7 @@ class Workspace:
         what = kind(info.st_mode)
         return OlError(f"{path} is {what}, not a file: ol reads only a plain text file there. "
                        "Move it away and put your file in its place (`ol start "
-                       f"{self.chapter.id}{self.option()}` writes the stub where nothing is), "
+                       f"{self.chapter.id}{self.place()}` writes the stub where nothing is), "
                        "then run the command again.",
                        platform=f"Not graded: {self.shown(path)} is {what}, not a file, and "
                        "only plain text files are graded. Upload the file itself, then submit "

@@ -140,7 +140,7 @@ def report_seeds(run: SeedRun, out=None, width: int | None = None) -> None:
         share = f"{len(row.killing)}/{run.seeds}"
         say(f"{row.mutant.id:<4} {row.catalog:<7} {row.mutant.title:<{width}}  {share:>8}  "
             + (", ".join(map(str, missed)) or (row.detail and f"({row.detail})")
-               or (row.named and f"(by {row.named[0]}, a named test)")),
+               or (f"(by {row.named[0]}, a named test)" if row.named else "")),
             hang=4 + 1 + 7 + 1 + width + 2 + 8 + 2)
     strong = len(run.rows) - len(run.weak)
     say(f"\n{strong} of {len(run.rows)} mutants killed by {run.seeds} of {run.seeds} seeds.")

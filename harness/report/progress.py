@@ -73,3 +73,23 @@ class Display:
                 self.stream.write(ERASE)
                 self.stream.flush()
                 self.shown = False
+
+
+def per_submission(display: Callable[[Event | str], None], name: str, quiet: float = 5.0,
+                   clock: Callable[[], float] = time.monotonic) -> Callable[[Event], None]:
+    """One submission's Events in `ol grade`, as lines of ``display``: its name, the stage
+    and how far it is, whenever the stage changes and at most ``quiet`` seconds after its
+    last line (each test of every submission would drown the log)."""
+    lock = threading.Lock()
+    last: dict = {"stage": None, "at": clock()}
+    display(f"{name}: started")
+
+    def said(event: Event) -> None:
+        with lock:
+            now = clock()
+            if event.stage == last["stage"] and now - last["at"] < quiet:
+                return
+            last.update(stage=event.stage, at=now)
+        display(f"{name}: {event.stage} {event.done} of {event.total}")
+
+    return said
