@@ -68,6 +68,15 @@ def test_ol_tests_describes_a_chapter_it_knows_only_from_its_manifest():
 def test_a_chapter_no_manifest_names_is_refused_with_the_ones_there_are():
     code, _, err = ol_run("tests", "t9.9")
     assert code == 2 and "unknown module id 't9.9': this harness grades ds.07, t8.4" in err
+    assert "name that folder in OL_CHAPTERS" in " ".join(err.split())
+
+
+def test_ol_start_of_a_chapter_that_builds_on_another_says_what_it_needs(tmp_path):
+    code, out, _ = ol_run("start", "t8.4", "--workspace", tmp_path / "ws")
+    said = " ".join(out.split())
+    assert code == 0 and "t8.4 builds on ds.07: it runs on your tl_ds/radix.py" in said
+    assert "is not there yet" in said and f"`ol start ds.07 --workspace {tmp_path / 'ws'}`" \
+        in said and "add --ref-deps to ol tdd, check and diff" in said
 
 
 def test_ol_mutants_runs_the_test_chapters_course_test_against_its_mutants():
@@ -115,3 +124,4 @@ def test_a_cache_that_forgets_what_it_holds_fails_the_test_chapters_course_test(
     code, out, _ = ol_run("check", "t8.4", "--workspace", root, "--ref-deps")
     assert code == 1 and "FAIL    the_cache_agrees_with_a_list_of_prefixes" in out
     assert verdict_line(out).startswith("NOT PASSED: course tests fail")
+    assert verdict_line(out).endswith(f"then run `ol check t8.4 --workspace {root} --ref-deps`.")

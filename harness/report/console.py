@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from harness.chapter import Chapter
-from harness.grade.course import in_words
+from harness.grade.course import in_words, needed_chapters
 from harness.grade.workspace import Workspace
 from harness.report import batch
 from harness.report.class_page import VERDICTS, course_count
@@ -61,6 +61,14 @@ def show_started(workspace: Workspace, created: Sequence[Path], kept: Sequence[P
         say(f"created  {path}", out)
     for path in kept:
         say(f"kept     {path} (it exists; ol start never overwrites)", out)
+    for needed in needed_chapters(chapter):  # what it builds on, and the two ways to have it
+        path = workspace.root / needed.implementation
+        there = "is there" if path.exists() else "is not there yet"
+        say(f"\n{chapter.id} builds on {needed.id}: it runs on your {needed.implementation} "
+            f"({path} {there}), which must pass {needed.id}'s course tests first; "
+            f"`ol start {needed.id}{workspace.place()}` writes its stub beside this one. "
+            f"Until it passes, add --ref-deps to ol tdd, check and diff to run on the "
+            f"reference {needed.id} instead.", out)
     required = len(chapter.required_tests)
     say(f"\nNext: write the {in_words(required)} test{'s' * (required != 1)} named in "
         f"{workspace.tests}, then run `ol tdd red {chapter.id}{workspace.option()}`.", out)
