@@ -1,6 +1,6 @@
 """A third correct radix tree over token ids, written apart from the other two.
 
-It keeps the contract (the course's SPEC section 3) and makes each choice the contract
+It keeps the contract (the README's "The chapter") and makes each choice the contract
 leaves open differently from ``impl/radix.py`` and the passing example's tree, so that a
 student's test that passes on those two only because of such a choice fails here:
 

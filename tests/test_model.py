@@ -1,4 +1,4 @@
-"""The naive model on the chapter's worked example (section 3), at granules 1 and 2."""
+"""The naive model on the chapter's worked example , at granules 1 and 2."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The 11 course tests of ds.07, the radix tree over token ids (the chapter's section 4 table).
+"""The 11 course tests of ds.07, the radix tree over token ids, one per row of the chapter's table.
 
 They import ``tl_ds.radix`` and nothing else of the tree; the grader decides which
 implementation that import yields. Each test pins one row of the chapter's table and

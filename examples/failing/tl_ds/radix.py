@@ -2,7 +2,7 @@
 
 Staff note: this is the bundled *failing* example (examples/failing). It reads like an
 honest student attempt and passes most of the course tests, but it contains two of the
-chapter's pitfalls (section 5): "Locking only the node itself" (s10) and "Not putting a
+chapter's pitfalls: "Locking only the node itself" (s10) and "Not putting a
 childless parent on the list" (s08). The code carries no marker at either spot, on purpose.
 """
 

@@ -1,7 +1,7 @@
 """An independently written example solution of ds.07: a radix tree over token ids.
 
 This is the "second correct implementation" of the grading harness: it satisfies the
-contract of SPEC section 3 but is written apart from ``impl/radix.py`` and makes other
+contract (the README's "The chapter") but is written apart from ``impl/radix.py`` and makes other
 choices wherever the contract leaves them open, so that a student's test which passes
 on the reference only because of an unspecified detail fails here.
 
