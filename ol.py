@@ -560,6 +560,12 @@ def run_cache(args: argparse.Namespace, folder: Path | None,
     return RunCache(folder)
 
 
+# True where ol runs inside another program's process (the project's test session): Ctrl-C
+# then ends that program too, after ol has stopped and removed its runs, rather than
+# becoming an exit code that program would read as a result
+PASS_ON_INTERRUPTS = False
+
+
 class Terminated(BaseException):
     """SIGTERM arrived: the command stops as after Ctrl-C, every run stopped and removed."""
 
@@ -607,6 +613,8 @@ def command(argv: Sequence[str] | None, engine: Engine | None) -> int:
         return ExitCode.BAD_INPUT
     except (KeyboardInterrupt, Terminated) as stop:
         print("\nol: interrupted; every run was stopped and its files removed.", file=sys.stderr)
+        if PASS_ON_INTERRUPTS and isinstance(stop, KeyboardInterrupt):
+            raise  # an ol called in process by a session that Ctrl-C must stop too
         return ExitCode.TERMINATED if isinstance(stop, Terminated) else ExitCode.INTERRUPTED
     except Exception as error:  # ol's own fault: said to be ours, never a verdict
         if on_platform(argv):  # a log file on the grader's machine helps no one there

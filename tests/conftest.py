@@ -61,6 +61,20 @@ def pytest_configure(config) -> None:
     # every run of the project's tests runs: results kept by content are tested on purpose
     # (test_cache.py), never met by chance
     os.environ["OL_CACHE"] = "off"
+    # Ctrl-C during an ol called in process stops the whole session, as anywhere else
+    ol.PASS_ON_INTERRUPTS = True
+
+
+# fixtures that grade whole submissions or run a kill matrix once per module: a test that
+# uses one is slow whatever its own body costs, so `-m "not slow"` never builds them
+HEAVY_FIXTURES = {"checked", "reports", "kill_matrix", "audit_matrix", "replays",
+                  "on_gradescope"}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_unconfigure(config) -> None:

@@ -212,3 +212,8 @@ def test_the_course_passes_every_tree_that_makes_an_open_choice_otherwise():
     runs = run_together([job(source) for source in trees.values()])
     for choice, run in zip(trees, runs, strict=True):
         assert run.all_passed, (choice, run.output)
+
+
+def test_the_readme_counts_the_audit_catalog_as_it_is():
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"`mutants/audit/`: {len(catalog.load_audit_catalog(DS07))} plausible bugs" in readme

@@ -362,6 +362,19 @@ def test_a_test_file_with_no_tests_is_bad_input(workspace, body):
         assert "holds no tests" in bad_input(*command, "ds.07", "--workspace", workspace)
 
 
+def test_ctrl_c_during_an_ol_called_in_process_stops_the_session_not_just_ol(monkeypatch,
+                                                                            capsys):
+    def pressed(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ol, "show_course_tests", pressed)
+    with pytest.raises(KeyboardInterrupt):  # pytest ends the session on it
+        ol.main(["tests", "ds.07"])
+    assert "ol: interrupted" in capsys.readouterr().err
+    monkeypatch.setattr(ol, "PASS_ON_INTERRUPTS", False)  # ol as a command: an exit code
+    assert ol.main(["tests", "ds.07"]) == ol.ExitCode.INTERRUPTED
+
+
 @pytest.mark.slow
 def test_ctrl_c_in_the_middle_of_ol_check_leaves_nothing_behind(tmp_path):
     before = git_status()
