@@ -125,3 +125,17 @@ def test_a_cache_that_forgets_what_it_holds_fails_the_test_chapters_course_test(
     assert code == 1 and "FAIL    the_cache_agrees_with_a_list_of_prefixes" in out
     assert verdict_line(out).startswith("NOT PASSED: course tests fail")
     assert verdict_line(out).endswith(f"then run `ol check t8.4 --workspace {root} --ref-deps`.")
+
+
+def test_the_scan_lets_a_test_import_its_chapters_module_and_those_it_builds_on_only():
+    from harness.chapter import find
+    from harness.grade.course import needed_chapters
+    from harness.grade.scan import scan
+
+    t84 = find("t8.4", (CHAPTERS,))
+    modules = (t84.module, *(needed.module for needed in needed_chapters(t84)))
+    source = ("from tl_ds.prefix_cache import PrefixCache\nfrom tl_ds.radix import RadixTree\n"
+              "import tl_ds\nimport tl_ds.secrets\n")
+    assert [str(flag) for flag in scan(source, modules)] == [
+        "line 4: imports tl_ds.secrets: a test imports tl_ds.prefix_cache or tl_ds.radix only"]
+    assert [flag.line for flag in scan(source, (DS07.module,))] == [1, 4]

@@ -31,6 +31,8 @@ from harness.run import layout
 from harness.run.judge import RunResult, Status, judge
 from harness.run.process import OUTPUT_LIMIT
 
+MODULES = (DS07.module,)  # what a test of ds.07 may import of students' code
+
 REFERENCE = DS07.reference_source()
 SECOND_TREE = DS07.correct_trees[1][1].read_text(encoding="utf-8")
 PASSING_TESTS = (Path(__file__).parent.parent / "examples" / "passing" / "tests"
@@ -582,7 +584,7 @@ def test_a_tree_that_forks_leaves_no_process_behind():
 
 def test_os_exit_at_import_of_the_tests_is_flagged_and_never_graded(tmp_path):
     tests = "import os\nos._exit(0)\ndef test_split_by_hand():\n    pass\n"
-    assert [flag.line for flag in scan(tests)] == [1]
+    assert [flag.line for flag in scan(tests, MODULES)] == [1]
     assert refused(grade(tmp_path, tests))
 
 
@@ -596,7 +598,8 @@ def test_pytest_exit_with_return_code_zero_gets_no_grade(tmp_path):
     result = grade(tmp_path, PASSING_TESTS + "\n\ndef test_leaves():\n"
                    "    pytest.exit('done', returncode=0)\n")
     assert refused(result) and "crash" in result.problem
-    assert "pytest.exit" in " ".join(map(str, scan(PASSING_TESTS + "pytest.exit()\n")))
+    flags = scan(PASSING_TESTS + "pytest.exit()\n", MODULES)
+    assert "pytest.exit" in " ".join(map(str, flags))
 
 
 @pytest.mark.slow
@@ -628,7 +631,7 @@ def test_a_conftest_that_turns_failures_into_passes_is_never_loaded(tmp_path):
 
 def test_pytest_plugins_that_turn_failures_into_passes_are_flagged_and_refused(tmp_path):
     tests = PASSING_TESTS + "\n\npytest_plugins = ['helper']\n"
-    assert any("pytest_plugins" in str(flag) for flag in scan(tests))
+    assert any("pytest_plugins" in str(flag) for flag in scan(tests, MODULES))
     assert refused(grade(tmp_path, tests))
 
 
@@ -660,7 +663,7 @@ def test_a_suite_that_hashes_the_implementation_source_is_flagged_and_invalid(tm
             source = inspect.getsource(tl_ds.radix)
             assert hashlib.sha256(source.encode()).hexdigest() == {digest!r}
         """)
-    assert any("inspect" in str(flag) for flag in scan(tests))
+    assert any("inspect" in str(flag) for flag in scan(tests, MODULES))
     result = grade(tmp_path, tests)
     assert refused(result)
     assert {(entry.name, entry.where) for entry in result.invalid} == {
@@ -678,5 +681,5 @@ def test_a_test_that_deletes_files_in_its_working_directory_harms_only_its_own_r
             for path in __import__("pathlib").Path("..").iterdir():
                 shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink()
         """)
-    assert any("shutil" in str(flag) for flag in scan(tests))
+    assert any("shutil" in str(flag) for flag in scan(tests, MODULES))
     assert refused(grade(tmp_path, tests))

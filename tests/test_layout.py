@@ -140,7 +140,7 @@ def test_ol_parses_source_one_thread_at_a_time():
     that once graded a submission `error` in ol grade --jobs 2)."""
     done = threading.Event()
     with syntax.LOCK:
-        other = threading.Thread(target=lambda: (scan("x = 1\n"), done.set()))
+        other = threading.Thread(target=lambda: (scan("x = 1\n", ()), done.set()))
         other.start()
         assert not done.wait(0.5)  # the scan waits for the lock
     other.join(5)

@@ -425,12 +425,13 @@ def check(engine: Engine, submission: Submission, progress: Progress | None = No
     with ThreadPoolExecutor(max_workers=1) as side:
         course = side.submit(course_then_free)
         try:
-            flags = tuple(scan(tests_text))
+            modules = (chapter.module, *(needed.module for needed in needed_chapters(chapter)))
+            flags = tuple(scan(tests_text, modules))
             if flags and refuse_flagged:
                 tests = TestsGrade(chapter=chapter, problem=(
                     "the static scan flags your test file (below): a test of this chapter "
                     "builds trees and asserts on what they return, and may import only "
-                    f"{allowed()}. Remove what is flagged"))
+                    f"{allowed(modules)}. Remove what is flagged"))
             else:
                 tests = grade_tests(engine, submission.workspace, suite, correct,
                                     implementation, slots, progress, theirs)

@@ -14,6 +14,7 @@ time) it flags as dynamic.
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from harness.grade.syntax import parse
@@ -21,8 +22,8 @@ from harness.grade.syntax import parse
 ALLOWED_MODULES = {
     "__future__", "abc", "array", "bisect", "collections", "contextlib", "copy",
     "dataclasses", "enum", "functools", "heapq", "hypothesis", "itertools", "math",
-    "operator", "pytest", "random", "re", "string", "textwrap", "time", "tl_ds", "typing",
-}
+    "operator", "pytest", "random", "re", "string", "textwrap", "time", "typing",
+}  # and the modules of the chapter graded, and of the chapters it builds on
 DYNAMIC_BUILTINS = {"__import__", "breakpoint", "compile", "eval", "exec", "globals",
                     "input", "locals", "open", "vars"}
 ALLOWED_DUNDERS = {"__class__", "__doc__", "__eq__", "__init__", "__len__", "__name__",
@@ -40,8 +41,10 @@ class Flag:
         return f"line {self.line}: {self.what}"
 
 
-def scan(source: str) -> list[Flag]:
-    """Every flag in ``source``, in line order (none when it does not parse: the run says)."""
+def scan(source: str, modules: Collection[str]) -> list[Flag]:
+    """Every flag in ``source``, in line order (none when it does not parse: the run says).
+    ``modules``: what a test of the chapter may import of the students' code (its own
+    module and those of the chapters it builds on), with their packages."""
     try:
         tree = parse(source)
     except SyntaxError:
@@ -68,9 +71,9 @@ def scan(source: str) -> list[Flag]:
                                "itself")
         if isinstance(node, ast.Import):
             for alias in node.names:
-                check_module(alias.name, node, flag)
+                check_module(alias.name, node, flag, modules)
         elif isinstance(node, ast.ImportFrom):
-            check_module(node.module or "", node, flag, relative=node.level > 0)
+            check_module(node.module or "", node, flag, modules, relative=node.level > 0)
             if node.module == "pytest":
                 for alias in node.names:
                     if alias.name in PYTEST_EXITS:
@@ -94,15 +97,19 @@ def scan(source: str) -> list[Flag]:
     return sorted(set(flags), key=lambda item: (item.line, item.what))
 
 
-def allowed() -> str:
-    return ", ".join(sorted(ALLOWED_MODULES - {"__future__"}))
+def allowed(modules: Collection[str]) -> str:
+    return ", ".join(sorted((ALLOWED_MODULES - {"__future__"}) | set(modules)))
 
 
-def check_module(name: str, node: ast.AST, flag, relative: bool = False) -> None:
+def check_module(name: str, node: ast.AST, flag, modules: Collection[str],
+                 relative: bool = False) -> None:
     top = name.split(".", 1)[0]
+    packages = {module.rsplit(".", 1)[0] for module in modules if "." in module}
+    students = {module.split(".", 1)[0] for module in modules}
     if relative:
         flag(node, "imports from a relative module, which the graded copy does not have")
+    elif top in students:
+        if name not in set(modules) | packages:
+            flag(node, f"imports {name}: a test imports {' or '.join(sorted(modules))} only")
     elif top not in ALLOWED_MODULES:
         flag(node, f"imports {name}, which a test of this chapter has no use for")
-    elif top == "tl_ds" and name not in ("tl_ds", "tl_ds.radix"):
-        flag(node, f"imports {name}: a test imports tl_ds.radix only")
