@@ -465,8 +465,8 @@ COMMANDS = (
              SCORING, SANDBOX)),
     Command("gradescope-bundle", "staff: write the Gradescope autograder zip",
             cmd_gradescope_bundle,
-            (argument("out", type=Path, metavar="OUT.zip", help="a file that does not exist "
-                      "yet"), SCORING),
+            (MODULE, argument("out", type=Path, metavar="OUT.zip", help="a file that does not "
+                              "exist yet"), SCORING),
             description="staff: write the Gradescope autograder zip (setup.sh, run_autograder "
                         "and ol itself) to a new file"),
 )

@@ -331,7 +331,7 @@ def autograder(tmp_path: Path, make) -> dict:
     """A Gradescope autograder folder with a fresh bundle, a submission ``make(folder)``
     lays out, graded by the bundle's run_autograder; its results."""
     root = tmp_path / "autograder"
-    assert ol_run("gradescope-bundle", tmp_path / "bundle.zip")[0] == ol.ExitCode.PASSED
+    assert ol_run("gradescope-bundle", "ds.07", tmp_path / "bundle.zip")[0] == ol.ExitCode.PASSED
     with zipfile.ZipFile(tmp_path / "bundle.zip") as archive:
         archive.extractall(root / "source")
     (root / "source" / "run_autograder").chmod(0o755)

@@ -90,9 +90,11 @@ def test_ol_check_stops_while_the_students_own_ds07_fails_its_course_tests(tmp_p
     root = workspace(tmp_path, DS07.stub)
     code, out, err = ol_run("check", "t8.4", "--workspace", root)
     assert code == 2 and "PASSED" not in out
-    assert err.startswith("ol: needs ds.07: build it, or pass --ref-deps (11 of its 11 course "
-                          "tests fail on ")
-    assert "`ol check ds.07 --workspace " in err
+    assert "] ds.07 course tests 11 of 11: " in err  # its course run shows its progress
+    said = "\n".join(line for line in err.splitlines() if not line.startswith("["))
+    assert said.startswith("ol: needs ds.07: build it, or pass --ref-deps (11 of its 11 course "
+                           "tests fail on ")
+    assert "`ol check ds.07 --workspace " in said
 
 
 @pytest.mark.slow
@@ -139,3 +141,40 @@ def test_the_scan_lets_a_test_import_its_chapters_module_and_those_it_builds_on_
     assert [str(flag) for flag in scan(source, modules)] == [
         "line 4: imports tl_ds.secrets: a test imports tl_ds.prefix_cache or tl_ds.radix only"]
     assert [flag.line for flag in scan(source, (DS07.module,))] == [1, 4]
+
+
+def test_a_bundle_of_the_test_chapter_says_why_a_submission_without_its_ds07_is_not_graded(
+        tmp_path):
+    from test_platforms import autograder
+
+    results = autograder(tmp_path, {"tl_ds/prefix_cache.py": (T84 / "second.py").read_text(),
+                                    "tests/test_t84_cache.py": textwrap.dedent(STUDENT_TESTS)},
+                         "t8.4")
+    assert results["score"] == 0 and results["tests"] == []
+    said = " ".join(results["output"].split())
+    assert said.startswith("Not graded: t8.4 builds on ds.07, and runs on your own "
+                           "tl_ds/radix.py, which must pass ds.07's course tests first")
+    assert "/autograder" not in said and str(tmp_path) not in said
+
+
+@pytest.mark.slow
+def test_a_bundle_of_the_test_chapter_grades_it_on_the_students_own_ds07(tmp_path):
+    from test_platforms import autograder
+
+    results = autograder(tmp_path, {
+        "work/tl_ds/prefix_cache.py": (T84 / "second.py").read_text(),
+        "work/tests/test_t84_cache.py": textwrap.dedent(STUDENT_TESTS),
+        "work/tl_ds/radix.py": DS07.correct_trees[1][1].read_text()}, "t8.4")
+    assert results["score"] == 40, results["output"]
+
+
+@pytest.mark.slow
+def test_the_test_chapter_runs_through_tdd_diff_and_grade_on_the_reference_ds07(tmp_path):
+    root = workspace(tmp_path, DS07.stub)
+    code, out, _ = ol_run("tdd", "green", "t8.4", "--workspace", root, "--ref-deps")
+    assert code == 0 and f"`ol check t8.4 --workspace {root} --ref-deps`" in out
+    code, out, _ = ol_run("diff", "t8.4", "--workspace", root, "--ref-deps")
+    assert code == 0 and "reference tl_ds/prefix_cache.py" in out
+    own = workspace(tmp_path / "own", DS07.correct_trees[1][1])
+    code, out, _ = ol_run("grade", "t8.4", str(own), "--out", tmp_path / "grades")
+    assert code == 0 and "1 passed" in out

@@ -481,7 +481,7 @@ def test_a_detached_process_cannot_rewrite_gradescopes_results(tmp_path):
     (root / "submission" / "tests").mkdir()
     (root / "submission" / "tl_ds" / "radix.py").write_text(REFERENCE + BROKEN + rewrite)
     (root / "submission" / "tests" / "test_ds07_radix.py").write_text(PASSING_TESTS)
-    assert ol.main(["gradescope-bundle", str(tmp_path / "b.zip")]) == 0
+    assert ol.main(["gradescope-bundle", "ds.07", str(tmp_path / "b.zip")]) == 0
     with zipfile.ZipFile(tmp_path / "b.zip") as archive:
         archive.extractall(root / "source")
     for name in ("run_autograder", "setup.sh"):

@@ -34,10 +34,11 @@ from harness.report.class_page import class_page, class_summary
 
 # --- ol gradescope-bundle ----------------------------------------------------------------------
 
-def autograder(tmp_path: Path, submission: dict[str, str]) -> dict:
-    """Unpack a fresh bundle as Gradescope does, grade ``submission`` (path: text); results."""
+def autograder(tmp_path: Path, submission: dict[str, str], module: str = "ds.07") -> dict:
+    """Unpack a fresh bundle of ``module`` as Gradescope does, grade ``submission`` (path:
+    text) with nothing of this checkout's settings (no OL_CHAPTERS); results."""
     root = tmp_path / "autograder"
-    code, out, _ = ol_run("gradescope-bundle", tmp_path / "bundle.zip")
+    code, out, _ = ol_run("gradescope-bundle", module, tmp_path / "bundle.zip")
     assert code == ol.ExitCode.PASSED and "run_autograder" in out
     with zipfile.ZipFile(tmp_path / "bundle.zip") as archive:
         archive.extractall(root / "source")
@@ -48,7 +49,8 @@ def autograder(tmp_path: Path, submission: dict[str, str]) -> dict:
         (root / "submission" / path).parent.mkdir(parents=True, exist_ok=True)
         (root / "submission" / path).write_text(text)
     (root / "submission").mkdir(exist_ok=True)
-    env = {**os.environ, "OL_AUTOGRADER_ROOT": str(root), "OL_PYTHON": sys.executable}
+    env = {**{name: value for name, value in os.environ.items() if name != "OL_CHAPTERS"},
+           "OL_AUTOGRADER_ROOT": str(root), "OL_PYTHON": sys.executable}
     subprocess.run([root / "source" / "run_autograder"], env=env, timeout=600, check=True)
     return json.loads((root / "results" / "results.json").read_text())
 
@@ -73,7 +75,7 @@ def test_the_gradescope_bundle_writes_results_for_a_submission_it_cannot_grade(t
 
 @pytest.mark.parametrize("scoring", ["pass", "rate"])
 def test_the_gradescope_bundle_grades_with_the_scoring_staff_chose(tmp_path, scoring):
-    code, _, _ = ol_run("gradescope-bundle", tmp_path / "bundle.zip", "--scoring", scoring)
+    code, _, _ = ol_run("gradescope-bundle", "ds.07", tmp_path / "bundle.zip", "--scoring", scoring)
     assert code == ol.ExitCode.PASSED
     with zipfile.ZipFile(tmp_path / "bundle.zip") as archive:
         script = archive.read("run_autograder").decode()
@@ -82,7 +84,7 @@ def test_the_gradescope_bundle_grades_with_the_scoring_staff_chose(tmp_path, sco
 
 def test_the_gradescope_bundle_never_overwrites_a_file(tmp_path):
     (tmp_path / "bundle.zip").write_text("mine")
-    assert "never overwrites" in bad_input("gradescope-bundle", tmp_path / "bundle.zip")
+    assert "never overwrites" in bad_input("gradescope-bundle", "ds.07", tmp_path / "bundle.zip")
     assert (tmp_path / "bundle.zip").read_text() == "mine"
 
 

@@ -29,7 +29,7 @@ from harness.errors import OlError, OlFault
 from harness.grade import catalog, mutation
 from harness.grade.course import contract, meets_threshold, needed_chapters, references
 from harness.grade.scan import Flag, allowed, scan
-from harness.grade.workspace import Submission, Workspace, no_tests, stub_source
+from harness.grade.workspace import Submission, Workspace, no_tests, stub_source, unrooted
 from harness.run.engine import Engine, Slots, cores, run_together
 from harness.run.judge import RunResult, Status, TestRecord
 from harness.run.layout import Suite
@@ -132,10 +132,15 @@ def their_builds(engine: Engine, submission: Submission, ref_deps: bool = False,
                     problem = (f"{failed} of its {len(needed.course_test_names)} course tests "
                                f"fail on {path}")
         if problem:
+            mine = workspace.shown(path)
             raise OlError(f"needs {needed.id}: build it, or pass --ref-deps ({problem}). "
                           f"`ol check {needed.id}{workspace.option()}` shows what to fix; "
                           f"--ref-deps runs {chapter.id} on the reference {needed.id} "
-                          "instead.")
+                          "instead.",
+                          platform=f"Not graded: {chapter.id} builds on {needed.id}, and runs "
+                          f"on your own {mine}, which must pass {needed.id}'s course tests "
+                          f"first ({unrooted(problem.replace(str(path), mine))}). Submit "
+                          f"your {mine} beside your {chapter.id} files, then submit again.")
         theirs.append((needed.module, text))
     return tuple(theirs)
 

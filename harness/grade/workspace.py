@@ -425,6 +425,15 @@ def gather(submission: Path, into: Path, chapter: Chapter) -> Workspace:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(Workspace(submission, chapter).read(match), encoding="utf-8")
         names[wanted] = match.relative_to(submission).as_posix()
+    for needed in needed_chapters(chapter):  # what it builds on, when uploaded beside it
+        wanted, bare = needed.implementation.as_posix(), needed.implementation.name
+        match = next((path for path in paths if path.as_posix().endswith("/" + wanted)),
+                     None) or next((path for path in paths if path.name == bare), None)
+        if match is not None:
+            target = into / needed.implementation
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(Workspace(submission, chapter).read(match), encoding="utf-8")
+            names[wanted] = match.relative_to(submission).as_posix()
     if missing:
         raise OlError(f"the submission holds no {' and no '.join(missing)}: upload "
                       f"{upload(chapter)}, then submit again",

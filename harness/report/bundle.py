@@ -1,4 +1,4 @@
-"""`ol gradescope-bundle OUT.zip`: the zip a Gradescope programming assignment takes.
+"""`ol gradescope-bundle MODULE OUT.zip`: the zip a Gradescope programming assignment takes.
 
 Gradescope unpacks the zip into ``/autograder/source``, runs ``setup.sh`` once when it
 builds the image, and ``run_autograder`` for every submission. The zip holds ``ol`` itself
@@ -36,16 +36,37 @@ from pathlib import Path
 
 from harness.chapter import ROOT, Chapter
 from harness.errors import OlError
+from harness.grade.course import needed_chapters
 
 ENGINE = ("ol.py", "pyproject.toml", "README.md", "harness")
 
 
 def shipped(chapter: Chapter) -> tuple[Path, ...]:
-    """The engine and the chapter's parts, every correct tree among them: what grading
-    needs. Staff's audit of the course suite is never graded, so never shipped."""
-    return (*(ROOT / name for name in ENGINE), chapter.manifest,
-            *(path for _, path in chapter.correct_trees), chapter.stub, chapter.model,
-            chapter.course_tests, chapter.catalog.parent)
+    """The engine, and the parts of the chapter and of every chapter it builds on (every
+    correct tree, the proxy and what answers its calls among them): what grading needs.
+    Staff's audit of the course suite is never graded, so never shipped."""
+    parts: list[Path] = [ROOT / name for name in ENGINE]
+    for each in (chapter, *needed_chapters(chapter)):
+        parts += [each.manifest, *(path for _, path in each.correct_trees), each.stub,
+                  each.model, each.course_tests, each.catalog.parent, each.proxy, each.calls]
+    return tuple(dict.fromkeys(parts))
+
+
+def chapter_folders(chapter: Chapter) -> list[str]:
+    """The folders, in the bundle's ol/, of the manifests ol would not find in chapters/ by
+    itself (the chapter's or one it builds on): what run_autograder names in OL_CHAPTERS.
+    OlError for a manifest outside this checkout, which the bundle cannot hold."""
+    folders = []
+    for each in (chapter, *needed_chapters(chapter)):
+        folder = each.manifest.parent
+        if folder == ROOT / "chapters":
+            continue
+        if not folder.is_relative_to(ROOT):
+            raise OlError(f"{each.manifest} is outside this checkout of ol ({ROOT}), so a "
+                          "bundle cannot hold it: copy its folder into the checkout (or "
+                          "its manifest into chapters/), then run the command again")
+        folders.append(folder.relative_to(ROOT).as_posix())
+    return list(dict.fromkeys(folders))
 
 SETUP = r"""#!/usr/bin/env bash
 # Gradescope image setup for @ID@: a virtual environment of Python 3.11 or newer holding
@@ -114,6 +135,7 @@ ROOT="${OL_AUTOGRADER_ROOT:-/autograder}"
 PYTHON="${OL_PYTHON:-${OL_VENV:-@VENV@}/bin/python}"  # setup.sh made it
 DEDICATED="$(id -u ol-sandbox 2>/dev/null)"
 export OL_SANDBOX_UID="${OL_SANDBOX_UID:-${DEDICATED:-65534}}"
+@CHAPTERS@
 rm -f "$ROOT/results/results.json"
 OUT="$(mktemp)"
 trap 'rm -f "$OUT"' EXIT
@@ -144,6 +166,15 @@ def filled(script: str, chapter: Chapter) -> str:
     return script.replace("@ID@", chapter.id).replace("@VENV@", VENV)
 
 
+def chapters_line(chapter: Chapter) -> str:
+    """run_autograder's line naming the chapters ol finds only through OL_CHAPTERS."""
+    folders = chapter_folders(chapter)
+    if not folders:
+        return "# every chapter it grades is in ol/chapters/"
+    joined = ":".join(f'$ROOT/source/ol/{folder}' for folder in folders)
+    return f'export OL_CHAPTERS="{joined}"  # the chapters beyond ol/chapters/'
+
+
 def pins() -> list[str]:
     """The project's runtime dependencies as pyproject.toml pins them."""
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -168,14 +199,16 @@ def write_bundle(out: Path, chapter: Chapter, scoring: str = "pass") -> list[str
     ``scoring`` is how its results score a submission (``ol check --scoring``)."""
     if out.exists():
         raise OlError(f"{out} exists: ol never overwrites a file. Pass a new file name, "
-                      f"e.g. `ol gradescope-bundle {chapter.compact_id}-autograder.zip`")
+                      f"e.g. `ol gradescope-bundle {chapter.id} "
+                      f"{chapter.compact_id}-autograder.zip`")
     if not out.parent.is_dir():
         raise OlError(f"{out.parent} is not a folder: create it first, or pass a path in an "
                       "existing one")
     entries = {
         "setup.sh": filled(SETUP, chapter).replace(
             "@PINS@", " ".join(shlex.quote(pin) for pin in pins())),
-        "run_autograder": filled(RUN, chapter).replace("@SCORING@", scoring),
+        "run_autograder": filled(RUN, chapter).replace("@SCORING@", scoring).replace(
+            "@CHAPTERS@", chapters_line(chapter)),
     }
     with zipfile.ZipFile(out, "x", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, text in entries.items():
