@@ -196,7 +196,7 @@ def find(id: str, folders: tuple[Path, ...] = ()) -> Chapter:
         raise OlError(f"unknown module id {id!r}: this harness grades "
                       f"{', '.join(chapters) or 'no chapter (chapters/ is empty)'}. "
                       f"Run e.g. `ol tests {next(iter(chapters), '<id>')}`. A chapter is a "
-                      "manifest (<id>.toml, like chapters/ds07.toml) beside its material: "
+                      f"manifest (<id>.toml, as in {CHAPTERS}) beside its material: "
                       "your course staff hand out the folder that holds it; name that folder "
                       "in OL_CHAPTERS (several joined by ':') and run the command again.")
     return load(chapters[id])

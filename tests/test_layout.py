@@ -185,6 +185,45 @@ def test_no_chapter_fact_is_written_in_the_engine():
     assert found == {}, f"chapter facts written outside the chapters' manifests: {found}"
 
 
+def contract_words() -> list[str]:
+    """What only a chapter's contract may name: its module, the module's package and file,
+    and its class, for every chapter there is."""
+    return sorted({name for chapter in every_chapter()
+                   for name in (chapter.module, chapter.package, chapter.class_name,
+                                chapter.implementation.as_posix())})
+
+
+def literals(source: str) -> list[str]:
+    """The text of every string literal of ``source`` that is not a docstring (a docstring
+    may give a chapter's names as an example; code must not hold them)."""
+    tree = ast.parse(source)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+                  and node.body and isinstance(node.body[0], ast.Expr)}
+    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+            and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+def names_in_code(source: str, names: list[str]) -> list[str]:
+    return sorted({name for text in literals(source) for name in names
+                   if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text)})
+
+
+def test_no_contract_name_is_written_in_the_engines_code():
+    """The way the scan once allowed only tl_ds.radix: a string in code naming a chapter's
+    module, package, file or class."""
+    names = contract_words()
+    found = {path.relative_to(ROOT).as_posix(): written for path in engine_files()
+             if (written := names_in_code(path.read_text(encoding="utf-8"), names))}
+    assert found == {}, f"contract names written in the engine's code: {found}"
+
+
+def test_the_contract_name_check_finds_the_module_a_scan_once_hard_coded():
+    leak = 'if top == "tl_ds" and name not in ("tl_ds", "tl_ds.radix"):\n    pass\n'
+    assert names_in_code(leak, contract_words()) == ["tl_ds", "tl_ds.radix"]
+    assert names_in_code('"""An example: tl_ds.radix."""\n', contract_words()) == []
+
+
 def test_the_chapter_fact_check_finds_a_mutant_id_planted_in_a_report():
     planted = (ROOT / "harness" / "report" / "render.py").read_text(encoding="utf-8") + (
         '\nREQUIRED_COLUMN = "s11"\n')
