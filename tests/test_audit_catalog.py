@@ -22,7 +22,7 @@ from harness.run.engine import run_together
 from harness.run.judge import Status
 
 GROUPS = {"stamping", "relisting", "splits", "eviction", "ids", "errors", "granules", "insert",
-          "depth"}
+          "depth", "wide", "tokens", "views"}
 
 
 def changed_lines(patch: str) -> list[str]:

@@ -118,3 +118,23 @@ def test_a_tuple_or_an_array_key_works_like_a_list():
     node, _ = tree.insert((1, 2), ["a", "b"])
     assert tree.match_prefix(array("I", [1, 2, 3])) == (2, [node])
     assert tree.key(node) == [1, 2] and tree.values(node) == ["a", "b"]
+
+
+def test_evicting_into_a_lists_append_hands_over_what_any_callback_gets_in_the_same_order():
+    def filled() -> RadixTree:
+        tree = RadixTree(2)
+        for run in range(40):
+            tree.insert([run % 5, run, run + 1, 9], [f"a{run}", f"b{run}"])
+        return tree
+
+    for n in (1, 3, 17, 200):
+        fast, called = [], []
+        assert filled().evict(n, fast.append) == filled().evict(n, lambda v: called.append(v))
+        assert fast == called and fast
+    class Kept(list):  # a subclass's append may be its own: it is called, value by value
+        def append(self, value):
+            super().append(("kept", value))
+
+    kept = Kept()
+    filled().evict(3, kept.append)
+    assert kept and all(value[0] == "kept" for value in kept)
