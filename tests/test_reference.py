@@ -129,8 +129,13 @@ def test_evicting_into_a_lists_append_hands_over_what_any_callback_gets_in_the_s
 
     for n in (1, 3, 17, 200):
         fast, called = [], []
-        assert filled().evict(n, fast.append) == filled().evict(n, lambda v: called.append(v))
+
+        def call(value, into=called):
+            into.append(value)
+
+        assert filled().evict(n, fast.append) == filled().evict(n, call)
         assert fast == called and fast
+
     class Kept(list):  # a subclass's append may be its own: it is called, value by value
         def append(self, value):
             super().append(("kept", value))
