@@ -25,7 +25,7 @@ from harness.errors import OlError, OlFault
 from harness.grade.catalog import load_catalog
 from harness.grade.grading import Check
 from harness.grade.workspace import Submission, Workspace
-from harness.report.class_page import INTERNAL, class_page, class_summary
+from harness.report.class_page import Verdict, class_page, class_summary
 from harness.report.files import ReportFolder
 from harness.report.render import verdict
 from harness.run.engine import cores
@@ -53,7 +53,7 @@ class Row:
     summary.json holds JSON numbers and summary.csv cells a spreadsheet reads as numbers."""
 
     submission: str
-    verdict: str                    # passed, not passed, error (the submission's), internal error
+    verdict: Verdict
     course_tests_passed: int | None  # of the course tests; None when they did not run
     mutants_killed: int | None      # of the planted mutants; None when they did not run
     kill_rate: float | None         # mutants_killed / planted, 4 decimal places
@@ -69,6 +69,9 @@ class Row:
     # the SHA-256 of each file graded, by its path in the submission: what a regrade
     # request can be checked against
     files: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:  # a verdict given as its text is the same verdict
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
 
     @property
     def refused(self) -> bool:
@@ -112,11 +115,11 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter,
         return failed(folder, name, str(error), started)
     except OlFault as error:  # ol's fault, not the submission's: said so, and never a grade
         return failed(folder, name, f"a fault of ol, not of this submission: {error}. Grade it "
-                      "again", started, verdict=INTERNAL)
+                      "again", started, verdict=Verdict.INTERNAL)
     except Exception as error:  # a grader bug on this submission must not stop the batch
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
         return failed(folder, name, f"a fault of ol, not of this submission: {detail}. Grade "
-                      "it again, and report the fault", started, verdict=INTERNAL)
+                      "it again, and report the fault", started, verdict=Verdict.INTERNAL)
     # staff read it beside the submission: its files named relative to it
     (folder / "check.txt").write_text(text.replace(f"{path}/", ""), encoding="utf-8")
     course = result.course
@@ -124,7 +127,7 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter,
     graded = result.tests.graded  # a refused suite's kills are no kills: none is shown
     return Row(
         submission=name,
-        verdict="passed" if result.passed else "not passed",
+        verdict=Verdict.PASSED if result.passed else Verdict.NOT_PASSED,
         course_tests_passed=passed,
         mutants_killed=result.tests.kills if graded else None,
         kill_rate=round(result.tests.kills / len(result.tests.mutants), 4) if graded else None,
@@ -143,7 +146,8 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter,
     )
 
 
-def failed(folder: Path, name: str, reason: str, started: float, verdict: str = "error") -> Row:
+def failed(folder: Path, name: str, reason: str, started: float,
+           verdict: Verdict = Verdict.ERROR) -> Row:
     (folder / "check.txt").write_text(f"not graded: {reason}\n", encoding="utf-8")
     return Row(name, verdict, None, None, None, "", (), round(time.monotonic() - started, 1),
                " ".join(reason.split()), refusal=" ".join(reason.split()))

@@ -12,6 +12,7 @@ opens at once for 500 submissions."""
 
 from __future__ import annotations
 
+import enum
 import html
 from collections.abc import Sequence
 
@@ -20,8 +21,25 @@ from harness.grade.catalog import Mutant
 from harness.grade.course import needed
 from harness.report.files import BASE_STYLE
 
-INTERNAL = "internal error"  # a fault of ol on a submission (not the submission's): grade again
-VERDICTS = ("passed", "not passed", "error", INTERNAL)  # error: the submission could not be graded
+
+class Verdict(enum.StrEnum):
+    """A submission's outcome in `ol grade`: written as its text in every summary."""
+
+    PASSED = "passed"
+    NOT_PASSED = "not passed"
+    ERROR = "error"              # the submission could not be graded (its fault: exit 2)
+    INTERNAL = "internal error"  # a fault of ol on it, not the submission's: grade again
+
+    @property
+    def graded(self) -> bool:
+        """Its tree and tests were run: it has a page and counts."""
+        return self in (Verdict.PASSED, Verdict.NOT_PASSED)
+
+    @property
+    def css(self) -> str:
+        """The class its cell takes on the class page."""
+        return self.value.split()[0]
+
 
 
 def share(part: int, whole: int) -> float:
@@ -31,19 +49,19 @@ def share(part: int, whole: int) -> float:
 def class_summary(rows: Sequence, mutants: Sequence[Mutant], chapter: Chapter) -> dict:
     """The class's aggregates, from the rows of ``ol grade`` (batch.Row)."""
     graded = [row for row in rows if row.graded]
-    trees = [row for row in rows if row.verdict in ("passed", "not passed")]
+    trees = [row for row in rows if row.verdict.graded]
     total = len(mutants)
     return {
         "submissions": len(rows),
         "verdicts": {verdict: sum(row.verdict == verdict for row in rows)
-                     for verdict in VERDICTS},
+                     for verdict in Verdict},
         "graded_suites": len(graded),
         "mutants_planted": total,
         "kills_needed": needed(total, chapter.threshold_percent),
         # per kill count, the graded suites and how many of their submissions passed
         "scores": [{"killed": killed,
                     "suites": sum(len(row.killed) == killed for row in graded),
-                    "passed": sum(len(row.killed) == killed and row.verdict == "passed"
+                    "passed": sum(len(row.killed) == killed and row.verdict is Verdict.PASSED
                                   for row in graded)}
                    for killed in range(total + 1)],
         "mutants": sorted(({"id": mutant.id, "pitfall": mutant.title,
@@ -155,7 +173,7 @@ def histogram(scores: Sequence[dict], needed: int, total: int, required: str = "
 def submission_link(row) -> str:
     """A submission's name, linking to its page when it has one (its check.txt otherwise)."""
     name = html.escape(row.submission)
-    page = "reports/mutation.html" if row.verdict in ("passed", "not passed") else "check.txt"
+    page = "reports/mutation.html" if row.verdict.graded else "check.txt"
     return f"<a href='{name}/{page}'>{name}</a>"
 
 
@@ -198,18 +216,19 @@ def class_page(summary: dict, rows: Sequence, chapter: Chapter) -> str:
               f"<td class='n'>{entry['share']:.0%}</td><td>{bar(entry['share'], 'missed')}</td>"
               "</tr>" for entry in summary["course_tests"]]
     refused = [f"<tr><td>{submission_link(row)}</td>"
-               f"<td class='{row.verdict.split()[0]}'>{row.verdict}</td>"
+               f"<td class='{row.verdict.css}'>{row.verdict}</td>"
                f"<td>{html.escape(row.refusal)}</td></tr>" for row in rows if row.refusal]
     everyone = [f"<tr><td>{submission_link(row)}</td>"
-                f"<td class='{row.verdict.split()[0]}'>{row.verdict}</td>"
+                f"<td class='{row.verdict.css}'>{row.verdict}</td>"
                 f"<td class='n'>{course_count(row, chapter)}"
                 f"</td>{kills_cell(row, total)}"
                 f"<td>{row.required if row.graded else ''}</td>"
                 f"<td class='n'>{row.seconds:.0f} s</td></tr>" for row in rows]
-    headline = f"{verdicts['passed']} of {summary['submissions']} submissions passed."
-    line = (f"{verdicts['not passed']} not passed, {verdicts['error']} could not be graded, "
-            f"{verdicts[INTERNAL]} met a fault of ol (grade those again); {suites} suites of "
-            f"tests valid and graded (a refused suite counts nowhere below). The bar is "
+    headline = f"{verdicts[Verdict.PASSED]} of {summary['submissions']} submissions passed."
+    line = (f"{verdicts[Verdict.NOT_PASSED]} not passed, {verdicts[Verdict.ERROR]} could not be "
+            f"graded, {verdicts[Verdict.INTERNAL]} met a fault of ol (grade those again); "
+            f"{suites} suites of tests valid and graded (a refused suite counts nowhere "
+            f"below). The bar is "
             f"{chapter.threshold_percent}% ({needed} of {total} mutants) with the required mutant "
             "killed.")
     head = "<table><thead><tr>{}</tr></thead><tbody>"

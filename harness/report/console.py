@@ -16,7 +16,7 @@ from harness.chapter import Chapter
 from harness.grade.course import in_words, needed_chapters
 from harness.grade.workspace import Workspace
 from harness.report import batch
-from harness.report.class_page import VERDICTS, course_count
+from harness.report.class_page import Verdict, course_count
 from harness.report.render import counted, table
 from harness.run.cache import RunCache
 from harness.run.judge import RunResult
@@ -114,7 +114,7 @@ def show_grades(rows: Sequence[batch.Row], chapter: Chapter, planted: int, secon
             batch.kill_count(row, planted), row.required, f"{row.seconds:.0f} s")
            for row in rows],
           ("submission", "verdict", "course", "killed", chapter.required_names, "time"), out)
-    counts = {verdict: sum(row.verdict == verdict for row in rows) for verdict in VERDICTS}
+    counts = {verdict: sum(row.verdict is verdict for row in rows) for verdict in Verdict}
     say(f"\n{len(rows)} submissions in {seconds:.0f} s: "
         + ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
         + f". Reports and summary.csv/summary.json in {folder}", out)

@@ -7,7 +7,8 @@ unlocks and accessors reach nodes that later split, get evicted, or have their s
 reused) or from the nodes the tree holds now (so locks and unlocks reach live leaves and
 inner nodes often). Each example starts from a short scripted tree (a fan of leaves of
 different ages under one parent, a locked leaf among older and newer ones, a chain split
-twice, a locked inner node emptied by eviction and then unlocked) and draws its tokens
+twice, a locked inner node emptied by eviction and then unlocked, an inner node locked
+and unlocked while it has children) and draws its tokens
 from small ids, from the ends of the 32-bit range, or anywhere in it: a token beside the
 ones that differ from it in bit 24 or bit 31 alone, or a small id beside two large ones.
 Four rules build what the chapter's pitfalls need in one step: a lock held around an
@@ -95,6 +96,9 @@ SCRIPTS = (
     # a locked inner node that eviction empties, then unlocked: it joins the list then
     (("insert", (0, 0, 0)), ("insert", (0, 0, 1)), ("insert", (1,)), ("lock", (0, 0)),
      ("insert", (2,)), ("empty", (0, 0)), ("unlock", (0, 0)), ("insert", (0, 1))),
+    # an inner node locked and unlocked while it has children: it never joins the list
+    (("insert", (0, 0, 0)), ("insert", (0, 0, 1)), ("insert", (1,)), ("lock", (0, 0)),
+     ("unlock", (0, 0))),
 )
 DEAD_ID_ACCESSORS = ("key", "values", "parent", "children", "child_count", "lock_count",
                      "lock", "unlock")
