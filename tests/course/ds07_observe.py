@@ -112,7 +112,9 @@ def observe(tree, root: int) -> dict:
     # what a caller does to the views' answers must not reach the tree: each is changed
     # after the reading above (which a tree that shares still passes), then read again
     handed.append(("lru_order", (), lru, seen["lru"]))
-    seen["shared"] = shared(tree, handed) if broken is None else None
+    # the root's, the last node's and lru_order: a tree that shares its lists shares them
+    # for every node, and across a test's thousands of readings each kind of node is last
+    seen["shared"] = shared(tree, handed[:2] + handed[-4:]) if broken is None else None
     return seen
 
 
