@@ -25,7 +25,7 @@ from pathlib import Path
 from harness import chapter as chapters
 from harness.chapter import ROOT as PROJECT
 from harness.chapter import Chapter
-from harness.errors import OlError, OlFault
+from harness.errors import Blame, OlError, OlFault, blame
 from harness.grade import audit, catalog, grading, mutation
 from harness.grade import workspace as workspace_module
 from harness.grade.course import load_course_tests
@@ -608,23 +608,30 @@ def command(argv: Sequence[str] | None, engine: Engine | None) -> int:
             code = handler(args, own, chapter)
             console.show_reused(own.cache)
             return code
-    except OlError as error:
+    except (Exception, KeyboardInterrupt, Terminated) as error:  # whose it is: one rule
+        return stopped_by(error, argv)
+
+
+def stopped_by(error: BaseException, argv: Sequence[str] | None) -> int:
+    """What `ol` says of the exception that stopped it, and its exit code, by whose it is."""
+    whose = blame(error)
+    if whose is Blame.INPUT:
         print(f"ol: {error}", file=sys.stderr)
         return ExitCode.BAD_INPUT
-    except (KeyboardInterrupt, Terminated) as stop:
+    if whose is Blame.STOPPED:
         print("\nol: interrupted; every run was stopped and its files removed.", file=sys.stderr)
-        if PASS_ON_INTERRUPTS and isinstance(stop, KeyboardInterrupt):
-            raise  # an ol called in process by a session that Ctrl-C must stop too
-        return ExitCode.TERMINATED if isinstance(stop, Terminated) else ExitCode.INTERRUPTED
-    except Exception as error:  # ol's own fault: said to be ours, never a verdict
-        if on_platform(argv):  # a log file on the grader's machine helps no one there
-            what = str(error) if isinstance(error, OlFault) else \
-                "".join(traceback.format_exception_only(type(error), error)).strip()
-            print(f"ol: {PLATFORM_FAULT.format(what=workspace_module.unrooted(what))}",
-                  file=sys.stderr)
-        else:
-            print(f"ol: {fault_paragraph(error, argv)}", file=sys.stderr)
-        return ExitCode.INTERNAL
+        if PASS_ON_INTERRUPTS and isinstance(error, KeyboardInterrupt):
+            raise error  # an ol called in process by a session that Ctrl-C must stop too
+        return ExitCode.TERMINATED if isinstance(error, Terminated) else ExitCode.INTERRUPTED
+    # ol's own fault: said to be ours, never a verdict
+    if on_platform(argv):  # a log file on the grader's machine helps no one there
+        what = str(error) if isinstance(error, OlFault) else \
+            "".join(traceback.format_exception_only(type(error), error)).strip()
+        print(f"ol: {PLATFORM_FAULT.format(what=workspace_module.unrooted(what))}",
+              file=sys.stderr)
+    else:
+        print(f"ol: {fault_paragraph(error, argv)}", file=sys.stderr)
+    return ExitCode.INTERNAL
 
 
 def on_platform(argv: Sequence[str] | None) -> bool:

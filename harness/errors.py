@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+
 
 class OlError(Exception):
     """Bad usage or input: the message says what went wrong and what to do.
@@ -18,3 +20,21 @@ class OlError(Exception):
 class OlFault(Exception):
     """A fault of ol itself (its runs' worker died twice, an exception of its own code): never
     the student's doing, never a verdict. The message says what failed."""
+
+
+class Blame(enum.Enum):
+    """Whose an exception that stopped a command is: what every caller maps to its outcome
+    (an exit code in `ol`, a verdict in `ol grade`)."""
+
+    INPUT = "input"      # the user's or the submission's (OlError): exit 2, verdict error
+    OL = "ol"            # ol's own (OlFault, or any other exception): exit 3, internal error
+    STOPPED = "stopped"  # Ctrl-C or a termination: the command stops, after cleaning up
+
+
+def blame(error: BaseException) -> Blame:
+    """Whose ``error`` is: the one rule `ol` and `ol grade` both follow."""
+    if isinstance(error, OlError):
+        return Blame.INPUT
+    if isinstance(error, Exception):
+        return Blame.OL
+    return Blame.STOPPED

@@ -180,8 +180,9 @@ def test_an_exception_of_ol_itself_is_exit_3_with_a_log_never_exit_2(monkeypatch
 # --- the course platforms' bundles install -------------------------------------------------
 
 def install_arguments(script: str) -> list[str]:
-    """The arguments bash hands ``pip install`` in a setup script, as bash parses them."""
-    line = next(line for line in script.splitlines() if " pip install " in line)
+    """The arguments bash hands ``pip install`` in a setup script, as bash parses them (the
+    last install: the first may bring pip itself up to date)."""
+    line = [line for line in script.splitlines() if " pip install " in line][-1]
     done = subprocess.run(["bash", "-c", 'set -- ' + line.split(" pip install ", 1)[1]
                            + '; printf "%s\\0" "$@"'], capture_output=True, check=True)
     return [word.decode() for word in done.stdout.split(b"\0") if word]

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.chapter import Chapter
-from harness.errors import OlError, OlFault
+from harness.errors import Blame, OlError, OlFault, blame
 from harness.grade.catalog import load_catalog
 from harness.grade.grading import Check
 from harness.grade.workspace import Submission, Workspace
@@ -111,13 +111,11 @@ def grade_one(check: Grader, path: Path, name: str, out: Path, chapter: Chapter,
         submission = workspace.snapshot(tree=True, tests=True, builds=True)
         reports = ReportFolder(folder / "reports", audience, name, scoring, root=path)
         result, text = check(submission, reports, jobs)
-    except OlError as error:
-        return failed(folder, name, str(error), started)
-    except OlFault as error:  # ol's fault, not the submission's: said so, and never a grade
-        return failed(folder, name, f"a fault of ol, not of this submission: {error}. Grade it "
-                      "again", started, verdict=Verdict.INTERNAL)
-    except Exception as error:  # a grader bug on this submission must not stop the batch
-        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+    except Exception as error:  # whose it is decides the row; a fault never stops the batch
+        if blame(error) is Blame.INPUT:
+            return failed(folder, name, str(error), started)
+        detail = str(error) if isinstance(error, OlFault) else \
+            "".join(traceback.format_exception_only(type(error), error)).strip()
         return failed(folder, name, f"a fault of ol, not of this submission: {detail}. Grade "
                       "it again, and report the fault", started, verdict=Verdict.INTERNAL)
     # staff read it beside the submission: its files named relative to it
