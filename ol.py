@@ -8,6 +8,7 @@ turns into one paragraph and exit code 2; nothing below ``main`` exits.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import enum
 import io
@@ -53,6 +54,7 @@ class ExitCode(enum.IntEnum):
     INTERNAL = 3     # a fault of ol itself (its worker died twice, a bug): nothing was graded
     INTERRUPTED = 130  # stopped by Ctrl-C, after cleaning up
     TERMINATED = 143   # stopped by SIGTERM (a platform's time limit), after cleaning up
+    PIPE_CLOSED = 141  # what read its output stopped reading (`ol tests | head`): said nothing
 
 
 class Parser(argparse.ArgumentParser):
@@ -614,6 +616,10 @@ def command(argv: Sequence[str] | None, engine: Engine | None) -> int:
 
 def stopped_by(error: BaseException, argv: Sequence[str] | None) -> int:
     """What `ol` says of the exception that stopped it, and its exit code, by whose it is."""
+    if isinstance(error, BrokenPipeError):  # the reader left: nobody to tell, nothing wrong
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # nor at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.PIPE_CLOSED
     whose = blame(error)
     if whose is Blame.INPUT:
         print(f"ol: {error}", file=sys.stderr)

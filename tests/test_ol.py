@@ -7,6 +7,9 @@ The slow runs (`ol check` on the two bundled examples) happen once per session (
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from conftest import (
     DS07,
@@ -387,3 +390,10 @@ def test_ctrl_c_in_the_middle_of_ol_check_leaves_nothing_behind(tmp_path):
     assert git_status() == before
 
 
+
+
+def test_a_reader_that_stops_reading_is_no_fault_of_ol():
+    shell = subprocess.run(f"{sys.executable} ol.py tests ds.07 | head -1; "
+                           'echo "exit ${PIPESTATUS[0]}"', shell=True, executable="/bin/bash",
+                           capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert shell.stdout.splitlines()[-1] == "exit 141" and "fault" not in shell.stderr

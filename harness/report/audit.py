@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from harness.grade import catalog
 from harness.grade.audit import Audit, CatalogRun, SeedRun, Target
+from harness.grade.grading import short_name
 from harness.run.judge import Status
 from harness.run.mutmut import Tally
 
@@ -89,10 +90,6 @@ def report(result: Audit, target: Target, out=None, width: int | None = None) ->
 
 
 
-def short(name: str) -> str:
-    return name.removeprefix("test_")
-
-
 def report_catalog(run: CatalogRun, out=None, width: int | None = None) -> None:
     """What `ol audit` prints of the audit catalog: per mutant, the course tests that kill it,
     wrapped at ``width`` (the terminal's) under the column of the killers."""
@@ -110,7 +107,7 @@ def report_catalog(run: CatalogRun, out=None, width: int | None = None) -> None:
     groups = max(len(result.mutant.group) for result in results)
     say(f"{'id':<4} {'rule':<{groups}} {'pitfall':<{titles}}  killed by")
     for result in results:
-        killers = (", ".join(map(short, result.killers)) if result.run.status is
+        killers = (", ".join(map(short_name, result.killers)) if result.run.status is
                    Status.OK else result.run.status.value) or "NOTHING: it survives"
         say(f"{result.mutant.id:<4} {result.mutant.group:<{groups}} "
             f"{result.mutant.title:<{titles}}  {killers}", hang=4 + 1 + groups + 1 + titles + 2)

@@ -13,12 +13,9 @@ from typing import TextIO
 from harness.chapter import Chapter
 from harness.grade import catalog, grading, mutation
 from harness.grade.course import CourseTest, in_words, needed
+from harness.grade.grading import short_name
 from harness.grade.workspace import Workspace, unrooted
 from harness.run.judge import RunResult, Status
-
-
-def short(name: str) -> str:
-    return name.removeprefix("test_")
 
 
 def table(rows: Sequence[Sequence[str]], head: Sequence[str], out: TextIO | None = None) -> None:
@@ -35,7 +32,7 @@ def counted(count: int, noun: str) -> str:
 
 
 def listing(names: Sequence[str], most: int = 3) -> str:
-    shown = ", ".join(map(short, names[:most]))
+    shown = ", ".join(map(short_name, names[:most]))
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
@@ -50,7 +47,7 @@ def print_course(run: RunResult, chapter: Chapter, out: TextIO | None = None) ->
             state = "pass" if record.outcome == "passed" else "FAIL"
             if record.broke:
                 failures.append(record)
-        rows.append((state, short(name), ""))
+        rows.append((state, short_name(name), ""))
     table(rows, ("result", "course test", ""), out)
     if run.status is not Status.OK:
         print(f"  the run did not finish ({run.status.value}): {run.detail}", file=out)
@@ -58,7 +55,7 @@ def print_course(run: RunResult, chapter: Chapter, out: TextIO | None = None) ->
         lines = 60 if record.name == chapter.model_test else 6
         said = grading.message(record, lines)
         named = said.startswith(f"{record.exception}:")  # the exception names itself once
-        print(f"\n  {short(record.name)} failed{'' if named else f' ({record.exception})'}:",
+        print(f"\n  {short_name(record.name)} failed{'' if named else f' ({record.exception})'}:",
               file=out)
         for line in said.splitlines():
             print(f"    {line}", file=out)
@@ -132,7 +129,7 @@ def write_check(result: grading.Check, radix: str, tests: str, option: str | Non
         for flag in result.flags:
             say(f"  FLAGGED (a lint, not graded) {flag}")
     for entry in result.tests.invalid:
-        say(f"  INVALID {short(entry.name)} fails on {entry.where}: {entry.detail}")
+        say(f"  INVALID {short_name(entry.name)} fails on {entry.where}: {entry.detail}")
     say(f"  required tests missing: {', '.join(result.tests.missing_names) or 'none'}")
     if result.tests.own is not None:
         coverage = result.tests.own.coverage
@@ -182,14 +179,14 @@ def show_matrix(rows: Sequence[mutation.MatrixRow], out: TextIO | None = None) -
     for row in rows:
         result = row.result
         verdict = "yes" if row.complete else "NO"
-        killers = ", ".join(map(short, result.killers)) or result.killed_by or "nothing"
+        killers = ", ".join(map(short_name, result.killers)) or result.killed_by or "nothing"
         if result.run.status is not Status.OK:
             killers = result.run.status.value
         print(f"{result.mutant.id:<4} {result.mutant.title:<{width}}  {verdict:<9}  {killers}",
               file=out)
         if row.missed_by:
             print(f"{'':<4} {'':<{width}}  {'':<9}  missed by "
-                  f"{', '.join(map(short, row.missed_by))}", file=out)
+                  f"{', '.join(map(short_name, row.missed_by))}", file=out)
     killed = sum(row.result.killed for row in rows)
     complete = sum(row.complete for row in rows)
     print(f"\n{killed} of {len(rows)} mutants killed; {complete} of {len(rows)} killed by "
@@ -206,7 +203,7 @@ def show_course_tests(chapter: Chapter, tests: Sequence[CourseTest],
     say(f"The {counted(len(tests), 'course test')} of {chapter.id} "
         f"({chapter.shown(chapter.course_test_file)}):\n")
     for test in tests:
-        say(f"{short(test.name)}  [{test.kind}]")
+        say(f"{short_name(test.name)}  [{test.kind}]")
         say(f"    checks: {test.checks}")
         say(f"    why:    {test.why}")
     if chapter.rules:
@@ -242,7 +239,7 @@ def show_tdd(report: grading.TddReport, workspace: Workspace, out: TextIO | None
     say(f"ol tdd red: your tests against the stub ({workspace.tests})" if phase == "red" else
         f"ol tdd green: your tests against your tree ({workspace.radix})")
     if report.rows:
-        table([(row.state, short(row.name), row.detail) for row in report.rows],
+        table([(row.state, short_name(row.name), row.detail) for row in report.rows],
               ("state", "test", "why"), out)
     if report.problem:
         say(f"\nBROKEN: {report.problem}. Fix it, then run `ol tdd {phase} {chapter.id}"
