@@ -560,7 +560,11 @@ class RadixMachine(RuleBasedStateMachine):
         want = []
         want_freed = self.model.evict(n, want.append)
         got = []
-        freed = self.call(f"tree.evict({n}, gone.append)", self.tree.evict, n, got.append)
+
+        def append(value) -> None:  # f as a function of the caller's, not a list's method
+            got.append(value)
+
+        freed = self.call(f"tree.evict({n}, gone.append)", self.tree.evict, n, append)
         at = len(self.log) - 1
         if got != want:
             self.fail(f"evict({n}) freed the values {got}, expected {want}",

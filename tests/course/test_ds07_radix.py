@@ -213,6 +213,14 @@ def test_lru_order_follows_last_use():
     assert evict_all(tree, 1) == (2, ["b1", "b2"])
     assert tree.lru_order() == [c, a]
     assert len(tree) == 3
+    kinds = RadixTree(1)  # f is any callable: it gets each freed value once, in order
+    for token in range(4):
+        kinds.insert([token], [f"k{token}"])
+    seen, added, counted = [], set(), []
+    assert kinds.evict(1, lambda value: seen.append(value)) == 1 and seen == ["k0"]
+    assert kinds.evict(1, added.add) == 1 and added == {"k1"}
+    assert kinds.evict(1, counted.count) == 1 and counted == []  # what f returns is dropped
+    assert kinds.evict(1, seen.append) == 1 and seen == ["k0", "k3"]
 
 
 def test_a_childless_parent_becomes_evictable():
