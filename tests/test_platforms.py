@@ -305,7 +305,9 @@ def test_prairielearn_shows_a_syntax_error_as_python_does_without_the_graders_pa
     code, results = prairielearn(tmp_path, {"radix.py": TREE,
                                             "test_ds07_radix.py": SYNTAX_ERROR})
     assert code == ol.ExitCode.PASSED and results["gradable"] is False
-    assert AS_PYTHON_SHOWS_IT in results["format_errors"][0]
+    # named as uploaded: a bare file, not tests/ as a workspace holds it
+    assert AS_PYTHON_SHOWS_IT.replace('"tests/', '"') in results["format_errors"][0]
+    assert "your tests, test_ds07_radix.py, do not compile" in results["format_errors"][0]
     assert grader_paths(platform_texts(results), tmp_path) == []
 
 

@@ -316,7 +316,7 @@ class Submission:
                           "an expression or a block in it nests too deeply for Python's "
                           "compiler. Split it up, then run the command again.",
                           platform=f"Not graded: your tests, "
-                          f"{self.chapter.student_tests.as_posix()}, do not compile, so none "
+                          f"{workspace.shown(workspace.tests)}, do not compile, so none "
                           "of them could run: an expression or a block in them nests too "
                           "deeply for Python's compiler. Split it up, then submit "
                           "again.") from None
@@ -324,12 +324,12 @@ class Submission:
             said = "".join(traceback.format_exception_only(type(error), error)).rstrip()
             shown = "\n".join(f"    {line}" for line in said.splitlines())
             if isinstance(error, SyntaxError):  # as Python shows it, named as submitted
-                error.filename = self.chapter.student_tests.as_posix()
+                error.filename = workspace.shown(workspace.tests)
             as_submitted = "".join(traceback.format_exception_only(type(error), error)).rstrip()
             raise OlError(f"{workspace.tests} does not compile, so none of its tests can run:\n"
                           f"{shown}\nFix it, then run the command again.",
                           platform=f"Not graded: your tests, "
-                          f"{self.chapter.student_tests.as_posix()}, do not "
+                          f"{workspace.shown(workspace.tests)}, do not "
                           f"compile, so none of them could run:\n\n{as_submitted}\n\nFix "
                           "that line, then submit again.") from None
         if not names_a_test(source):
@@ -361,7 +361,7 @@ def no_tests(workspace: Workspace) -> OlError:
     return OlError(f"{workspace.tests} holds no tests: write functions named test_... "
                    f"(`ol tests {chapter.id}` lists the {required} required ones), then run "
                    "the command again.",
-                   platform=f"Not graded: your tests, {chapter.student_tests.as_posix()}, hold "
+                   platform=f"Not graded: your tests, {workspace.shown(workspace.tests)}, hold "
                    f"no test. Write functions named test_..., the {required} required ones "
                    f"among them ({', '.join(chapter.required_tests)}), then submit again.")
 
