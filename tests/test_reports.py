@@ -117,7 +117,7 @@ def test_the_student_page_names_the_submission_its_course_failures_and_invalid_t
         checked, reports):
     page = (reports["failing"] / "mutation.html").read_text()
     assert "<h1>failing: NOT PASSED</h1>" in page
-    assert "<td class='FAIL'>FAIL</td><td>test_locks_pin_the_path</td><td>assert" in page
+    assert "<td class='FAIL'>FAIL</td><td>test_locks_pin_the_path</td><td><pre>assert" in page
     assert "Invalid: your tests that fail on a correct tree" in page
     invalid = checked["failing"][1]  # the terminal names the same invalid tests
     assert "the second correct tree" in page and "the submission's tests" not in page
@@ -280,12 +280,13 @@ def from_reports(out: Path, names: list[str]) -> dict:
             continue  # not graded at all: no tree ran
         tests = json.loads(report.read_text())["tests"]
         trees += 1
-        failed.update(test["name"].removeprefix("course test ") for test in tests
-                      if test["tags"] == ["course"] and test["status"] == "failed")
+        failed.update("test_" + test["name"].removeprefix("the course's ").removesuffix(
+            " on your tree") for test in tests
+            if test["tags"] == ["course"] and test["status"] == "failed")
         mutants = [test for test in tests if test["tags"] == ["mutants"]]
         if mutants and not mutants[0]["output"].startswith("not graded"):
             graded += 1
-            killed.update(test["name"].split(":")[0].removeprefix("mutant ")
+            killed.update(test["name"].split(":")[0].rsplit(" ", 1)[-1]
                           for test in mutants if test["status"] == "passed")
     return {"graded": graded, "killed": killed, "trees": trees, "failed": failed}
 
