@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from harness.chapter import Chapter
 from harness.grade.catalog import Mutant
 from harness.grade.course import needed
-from harness.report.files import BASE_STYLE
+from harness.report.files import BASE_STYLE, breakable
 
 
 class Verdict(enum.StrEnum):
@@ -95,8 +95,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowra
 .refused { color: #666; font-style: italic; }
 .wide { overflow-x: auto; }
 svg text { font: 12px system-ui, sans-serif; fill: #222; }
-@media (max-width: 40em) { body { margin: 1em .6em; } th, td { padding: .25em .3em; }
-                           .track { width: 3.5em; } }
+@media (max-width: 40em) { .track { width: 3.5em; } }
 """
 
 def bar(fraction: float, kind: str = "") -> str:
@@ -211,7 +210,7 @@ def class_page(summary: dict, rows: Sequence, chapter: Chapter) -> str:
 
     missed_head = ("<th>id</th><th>pitfall</th><th>suites that miss it</th><th>share</th>"
                    "<th></th>")
-    course = [f"<tr><td>{html.escape(entry['name'])}</td>"
+    course = [f"<tr><td>{breakable(entry['name'])}</td>"
               f"<td class='n'>{entry['failed_by']} of {entry['trees']}</td>"
               f"<td class='n'>{entry['share']:.0%}</td><td>{bar(entry['share'], 'missed')}</td>"
               "</tr>" for entry in summary["course_tests"]]

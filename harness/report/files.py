@@ -341,13 +341,20 @@ body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 76em;
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .3em .6em; border-bottom: 1px solid #ddd;
-         vertical-align: top; overflow-wrap: anywhere; }
+         vertical-align: top; overflow-wrap: break-word; }
+td.pass, td.FAIL, td.Killed, td.Survived, td.Timeout, td.RuntimeError { white-space: nowrap; }
 pre { background: #f6f6f6; padding: .6em; font-size: 13px; white-space: pre-wrap;
       overflow-wrap: anywhere; }
 .required { border: 2px solid #c2452f; border-radius: .4em; padding: .2em .9em .6em;
             margin: 1em 0; background: #fdf3f1; }
-@media (max-width: 40em) { body { margin: 1em .6em; padding: 0; }
-                           th, td { padding: .25em .3em; } }
+@media (max-width: 40em) {  /* a phone: each row's cells flow as lines, never past the edge */
+  body { margin: 1em .6em; padding: 0; }
+  table, thead, tbody { display: block; }
+  tr { display: block; padding: .3em 0; border-bottom: 1px solid #ddd; }
+  th, td { display: inline-block; max-width: 100%; border: 0; padding: .1em .6em .1em 0;
+           white-space: normal; }
+  td pre { display: block; }
+}
 """  # every page ol writes: the submission pages and class.html; on a phone a long test
 # name, hint or error wraps, so nothing is wider than the screen
 
@@ -458,6 +465,12 @@ def nav(links: Sequence[tuple[str, str]]) -> list[str]:
                        for label, href in links).join(("<nav>", "</nav>"))] if links else []
 
 
+def breakable(name: str) -> str:
+    """A test's name for a page: it may break after each underscore on a narrow screen (and
+    nowhere else, so a word is never cut)."""
+    return html.escape(name).replace("_", "_<wbr>")
+
+
 def preformatted(text: str) -> str:
     """``text`` as a block that keeps its lines (an error with its caret), or nothing."""
     return f"<pre>{html.escape(text)}</pre>" if text else ""
@@ -490,7 +503,7 @@ def course_section(result: Check) -> list[str]:
         state = ("not run" if record is None else "pass" if record.outcome == "passed"
                  else "FAIL")
         first = message(record) if record is not None and record.broke else ""
-        rows.append(f"<tr><td class='{state}'>{state}</td><td>{html.escape(name)}</td>"
+        rows.append(f"<tr><td class='{state}'>{state}</td><td>{breakable(name)}</td>"
                     f"<td>{preformatted(first)}</td></tr>")
     said = ("" if result.course.status is Status.OK else
             f"<p>The course run did not finish ({html.escape(result.course.status.value)}): "
@@ -506,7 +519,7 @@ def invalid_section(result: Check, whose: str) -> list[str]:
     if result.tests.problem:
         parts.append(f"<p><b>Not graded:</b></p>{preformatted(result.tests.problem)}")
     if result.tests.invalid:
-        rows = [f"<tr><td>{html.escape(entry.name)}</td><td>{html.escape(entry.where)}</td>"
+        rows = [f"<tr><td>{breakable(entry.name)}</td><td>{html.escape(entry.where)}</td>"
                 f"<td>{preformatted(entry.detail)}</td></tr>" for entry in result.tests.invalid]
         parts += [f"<h2>Invalid: {whose} that fail on a correct tree</h2>",
                   "<table><thead><tr><th>test</th><th>fails on</th><th>why</th></tr></thead>"
