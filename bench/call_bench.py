@@ -32,7 +32,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.chapter import find  # noqa: E402
-from harness.grade.course import contract  # noqa: E402
 from harness.run.engine import Engine  # noqa: E402
 from harness.run.layout import Suite  # noqa: E402
 
@@ -90,7 +89,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder, Engine(args.sandbox) as engine:
         test = Path(folder) / "test_calls.py"
         test.write_text(TIMED.replace("@CALLS@", str(args.calls)), encoding="utf-8")
-        suite = Suite(files=(test,), contract=contract(chapter), proxy=())
+        suite = Suite(files=(test,), contract=chapter.contract, proxy=())
         run = engine.run(suite, chapter.reference.read_text(encoding="utf-8"), timeout=600,
                          trusted=True)
         text = " ".join(record.text for record in run.records)

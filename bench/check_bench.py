@@ -149,10 +149,9 @@ def test_calls():
 def proxy_calls(calls: int) -> None:
     """Seconds per call through the proxy of a sandboxed run, and beside the tests."""
     from harness.chapter import find
-    from harness.grade.course import contract
 
     chapter = find("ds.07")
-    reference_source, CONTRACT = chapter.reference_source, contract(chapter)
+    reference_source, CONTRACT = chapter.reference_source, chapter.contract
 
     with tempfile.TemporaryDirectory(prefix="ol-bench-") as folder:
         test = Path(folder) / "test_calls.py"

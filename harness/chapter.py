@@ -10,12 +10,14 @@ many mutants) are derived from the material, never written out.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import OlError
+from harness.run.layout import Contract
 
 ROOT = Path(__file__).resolve().parent.parent  # the project: ol.py, harness/, chapters/
 CHAPTERS = ROOT / "chapters"  # the course's chapters, a manifest each
@@ -73,6 +75,15 @@ class Chapter:
     open_choice: str = ""    # an example of what the contract leaves open
     # what the course holds a tree to that the chapter's own text does not say
     rules: tuple[Rule, ...] = ()
+    # the chapters it builds on, and those they build on, each before the ones that need
+    # it: resolved once, when the chapter is loaded
+    needed: tuple[Chapter, ...] = ()
+
+    @property
+    def contract(self) -> Contract:
+        """What a run of the chapter imports and its tree must be."""
+        return Contract(module=self.module, cls=self.class_name, exports=self.exports,
+                        proxy=self.proxy, calls=self.calls)
 
     @property
     def compact_id(self) -> str:
@@ -106,15 +117,25 @@ class Chapter:
         return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
 
 
-def load(manifest: Path) -> Chapter:
-    """The chapter ``manifest`` describes; an ``OlError`` that names the fault if it cannot."""
+def load(manifest: Path, path: tuple[str, ...] = ()) -> Chapter:
+    """The chapter ``manifest`` describes, with the chapters it needs (each looked for
+    beside the manifest that needs it, then in the course); an ``OlError`` that names the
+    fault if it cannot. ``path``: the chapters that led here, which it must not need."""
     try:
         data = tomllib.loads(manifest.read_text(encoding="utf-8"))
-        return _chapter(manifest, data)
+        chapter = _chapter(manifest, data)
     except (OSError, KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as error:
         raise OlError(f"{manifest}: cannot read this chapter's manifest ({error!r}); restore "
                       "it from the course's repository (`git checkout` it), or fix the line "
                       "named") from None
+    found: dict[str, Chapter] = {}
+    for id in chapter.needs:
+        if id in (*path, chapter.id):
+            raise OlError(f"{manifest}: the chapters {' -> '.join((*path, chapter.id, id))} "
+                          "need each other in a circle; fix `needs` in a manifest")
+        needed = find(id, (manifest.parent,), (*path, chapter.id))
+        found.update({each.id: each for each in (*needed.needed, needed) if each.id not in found})
+    return dataclasses.replace(chapter, needed=tuple(found.values()))
 
 
 def _chapter(manifest: Path, data: dict) -> Chapter:
@@ -189,8 +210,9 @@ def known(folders: tuple[Path, ...] = ()) -> dict[str, Path]:
     return found
 
 
-def find(id: str, folders: tuple[Path, ...] = ()) -> Chapter:
-    """The chapter a user named, or an ``OlError`` listing the chapters there are."""
+def find(id: str, folders: tuple[Path, ...] = (), path: tuple[str, ...] = ()) -> Chapter:
+    """The chapter a user named (needed by those in ``path``), or an ``OlError`` listing
+    the chapters there are."""
     chapters = known(folders)
     if id not in chapters:
         raise OlError(f"unknown module id {id!r}: this harness grades "
@@ -199,7 +221,7 @@ def find(id: str, folders: tuple[Path, ...] = ()) -> Chapter:
                       f"manifest (<id>.toml, as in {CHAPTERS}) beside its material: "
                       "your course staff hand out the folder that holds it; name that folder "
                       "in OL_CHAPTERS (several joined by ':') and run the command again.")
-    return load(chapters[id])
+    return load(chapters[id], path)
 
 
 def default() -> Chapter:

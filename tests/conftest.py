@@ -24,13 +24,12 @@ import pytest
 import ol
 from harness.chapter import find
 from harness.grade import catalog
-from harness.grade.course import contract
 from harness.report import batch
 from harness.run import cgroups, sandbox
 from harness.run.engine import Engine
 
 DS07 = find("ds.07")  # the chapter these tests are about, as ol loads it from its manifest
-CONTRACT = contract(DS07)  # what its runs import: tl_ds.radix, a RadixTree
+CONTRACT = DS07.contract  # what its runs import: tl_ds.radix, a RadixTree
 REFERENCE = DS07.reference
 
 

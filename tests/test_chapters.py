@@ -71,6 +71,18 @@ def test_a_chapter_no_manifest_names_is_refused_with_the_ones_there_are():
     assert "name that folder in OL_CHAPTERS" in " ".join(err.split())
 
 
+def test_chapters_that_need_each_other_in_a_circle_are_refused_naming_the_circle(
+        tmp_path, monkeypatch):
+    manifest = (CHAPTERS / "t84.toml").read_text()
+    for id, needs in (("c1.1", "c1.2"), ("c1.2", "c1.1")):
+        (tmp_path / f"{id}.toml").write_text(manifest.replace('id = "t8.4"', f'id = "{id}"')
+                                             .replace('needs = ["ds.07"]', f'needs = ["{needs}"]'))
+    (tmp_path / "t84").symlink_to(T84)
+    monkeypatch.setenv("OL_CHAPTERS", str(tmp_path))
+    code, _, err = ol_run("tests", "c1.1")
+    assert code == 2 and "the chapters c1.1 -> c1.2 -> c1.1 need each other in a circle" in err
+
+
 def test_ol_start_of_a_chapter_that_builds_on_another_says_what_it_needs(tmp_path):
     code, out, _ = ol_run("start", "t8.4", "--workspace", tmp_path / "ws")
     said = " ".join(out.split())
@@ -131,11 +143,10 @@ def test_a_cache_that_forgets_what_it_holds_fails_the_test_chapters_course_test(
 
 def test_the_scan_lets_a_test_import_its_chapters_module_and_those_it_builds_on_only():
     from harness.chapter import find
-    from harness.grade.course import needed_chapters
     from harness.grade.scan import scan
 
     t84 = find("t8.4", (CHAPTERS,))
-    modules = (t84.module, *(needed.module for needed in needed_chapters(t84)))
+    modules = (t84.module, *(needed.module for needed in t84.needed))
     source = ("from tl_ds.prefix_cache import PrefixCache\nfrom tl_ds.radix import RadixTree\n"
               "import tl_ds\nimport tl_ds.secrets\n")
     assert [str(flag) for flag in scan(source, modules)] == [

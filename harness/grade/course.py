@@ -5,9 +5,8 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 
-from harness.chapter import Chapter, find
+from harness.chapter import Chapter
 from harness.errors import OlError
-from harness.run.layout import Contract
 
 WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
@@ -29,36 +28,11 @@ def needed(total: int, percent: int) -> int:
                 if meets_threshold(killed, total, percent))
 
 
-def needed_chapters(chapter: Chapter) -> tuple[Chapter, ...]:
-    """The chapters ``chapter`` builds on, and those they build on, each before the ones
-    that need it; a needed chapter is looked for beside the manifest, then in the course."""
-    found: dict[str, Chapter] = {}
-
-    def visit(current: Chapter, path: tuple[str, ...]) -> None:
-        for id in current.needs:
-            if id in path:
-                raise OlError(f"{current.manifest}: the chapters {' -> '.join((*path, id))} "
-                              "need each other in a circle; fix `needs` in a manifest")
-            if id not in found:
-                needed = find(id, (current.manifest.parent,))
-                visit(needed, (*path, id))
-                found[id] = needed
-
-    visit(chapter, (chapter.id,))
-    return tuple(found.values())
-
-
 def references(chapter: Chapter) -> tuple[tuple[str, str], ...]:
     """The references of the chapters ``chapter`` builds on, as (module, text): what every
     tree of ours imports them as, and a student's with --ref-deps."""
     return tuple((needed.module, needed.reference_source())
-                 for needed in needed_chapters(chapter))
-
-
-def contract(chapter: Chapter) -> Contract:
-    """What a run of the chapter imports and its tree must be."""
-    return Contract(module=chapter.module, cls=chapter.class_name, exports=chapter.exports,
-                    proxy=chapter.proxy, calls=chapter.calls)
+                 for needed in chapter.needed)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from harness.chapter import Chapter
 from harness.errors import OlError, OlFault
 from harness.grade import catalog, mutation
-from harness.grade.course import contract, meets_threshold, needed_chapters, references
+from harness.grade.course import meets_threshold, references
 from harness.grade.scan import Flag, allowed, scan
 from harness.grade.workspace import Submission, Workspace, no_tests, stub_source, unrooted
 from harness.run.engine import Engine, Slots, cores, run_together
@@ -114,7 +114,7 @@ def their_builds(engine: Engine, submission: Submission, ref_deps: bool = False,
         return references(chapter)
     theirs: list[tuple[str, str]] = []
     own = {needed.id: text for needed, text in submission.builds}
-    for needed in needed_chapters(chapter):
+    for needed in chapter.needed:
         path = workspace.root / needed.implementation
         text = own.get(needed.id)
         problem = ""
@@ -122,7 +122,7 @@ def their_builds(engine: Engine, submission: Submission, ref_deps: bool = False,
             problem = f"there is no {path}"
         else:
             below = tuple(theirs)
-            if engine.probe_import(text, contract(needed), below) is not None:
+            if engine.probe_import(text, needed.contract, below) is not None:
                 problem = f"{path} does not import"
             else:
                 run = course_run(engine, text, needed, beside=below, progress=progress,
@@ -150,7 +150,7 @@ def tree_source(engine: Engine, submission: Submission, theirs: Modules = ()) ->
     (with ``theirs``, what it builds on, beside it)."""
     text = submission.tree
     assert text is not None, "a submission read without its tree has no implementation"
-    problem = engine.probe_import(text, contract(submission.chapter), theirs)
+    problem = engine.probe_import(text, submission.chapter.contract, theirs)
     if problem is not None:
         raise submission.workspace.does_not_import(problem)
     return text
@@ -430,7 +430,7 @@ def check(engine: Engine, submission: Submission, progress: Progress | None = No
     with ThreadPoolExecutor(max_workers=1) as side:
         course = side.submit(course_then_free)
         try:
-            modules = (chapter.module, *(needed.module for needed in needed_chapters(chapter)))
+            modules = (chapter.module, *(needed.module for needed in chapter.needed))
             flags = tuple(scan(tests_text, modules))
             if flags and refuse_flagged:
                 tests = TestsGrade(chapter=chapter, problem=(

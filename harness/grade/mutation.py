@@ -16,7 +16,7 @@ from typing import TypeVar
 from harness.chapter import Chapter
 from harness.errors import OlError
 from harness.grade.catalog import Mutant
-from harness.grade.course import contract, references
+from harness.grade.course import references
 from harness.run.engine import Engine, run_together
 from harness.run.judge import RunResult, Status
 from harness.run.layout import Suite
@@ -66,7 +66,7 @@ def course_suite(chapter: Chapter, profile: str = "course", proxy: bool = False,
     env = {"OL_HYPOTHESIS_PROFILE": profile}
     if call_limit is not None:
         env["OL_CALL_LIMIT"] = str(call_limit)  # seconds one call to a proxied tree may take
-    return Suite(files=files, contract=contract(chapter), support=(chapter.model,), env=env,
+    return Suite(files=files, contract=chapter.contract, support=(chapter.model,), env=env,
                  ours=True, beside=references(chapter),
                  proxy=(() if chapter.course_views is None else (chapter.course_views,))
                  if proxy else None)

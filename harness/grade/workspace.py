@@ -23,7 +23,7 @@ from pathlib import Path
 from harness.chapter import Chapter
 from harness.errors import OlError
 from harness.grade.catalog import load_catalog
-from harness.grade.course import contract, in_words, needed_chapters, references
+from harness.grade.course import in_words, references
 from harness.grade.syntax import parse
 from harness.run.layout import Suite
 
@@ -257,7 +257,7 @@ class Workspace:
         Nothing below reads the student's files again."""
         self.require(radix=tree, tests=tests)
         own = []
-        for needed in needed_chapters(self.chapter) if builds else ():
+        for needed in self.chapter.needed if builds else ():
             path = self.root / needed.implementation
             there = os.path.lexists(path)  # read refuses anything but a plain file, saying so
             own.append((needed, self.read(path) if there else None))
@@ -336,7 +336,7 @@ class Submission:
             raise no_tests(workspace)
         # trees only behind the proxy
         return Suite(files=(), tests=((workspace.tests.name, source),),
-                     contract=contract(self.chapter), proxy=(),
+                     contract=self.chapter.contract, proxy=(),
                      beside=references(self.chapter))
 
 
@@ -425,7 +425,7 @@ def gather(submission: Path, into: Path, chapter: Chapter) -> Workspace:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(Workspace(submission, chapter).read(match), encoding="utf-8")
         names[wanted] = match.relative_to(submission).as_posix()
-    for needed in needed_chapters(chapter):  # what it builds on, when uploaded beside it
+    for needed in chapter.needed:  # what it builds on, when uploaded beside it
         wanted, bare = needed.implementation.as_posix(), needed.implementation.name
         match = next((path for path in paths if path.as_posix().endswith("/" + wanted)),
                      None) or next((path for path in paths if path.name == bare), None)

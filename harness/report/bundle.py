@@ -36,7 +36,6 @@ from pathlib import Path
 
 from harness.chapter import ROOT, Chapter
 from harness.errors import OlError
-from harness.grade.course import needed_chapters
 
 ENGINE = ("ol.py", "pyproject.toml", "README.md", "harness")
 
@@ -46,7 +45,7 @@ def shipped(chapter: Chapter) -> tuple[Path, ...]:
     correct tree, the proxy and what answers its calls among them): what grading needs.
     Staff's audit of the course suite is never graded, so never shipped."""
     parts: list[Path] = [ROOT / name for name in ENGINE]
-    for each in (chapter, *needed_chapters(chapter)):
+    for each in (chapter, *chapter.needed):
         parts += [each.manifest, *(path for _, path in each.correct_trees), each.stub,
                   each.model, each.course_tests, each.catalog.parent, each.proxy, each.calls]
     return tuple(dict.fromkeys(parts))
@@ -57,7 +56,7 @@ def chapter_folders(chapter: Chapter) -> list[str]:
     itself (the chapter's or one it builds on): what run_autograder names in OL_CHAPTERS.
     OlError for a manifest outside this checkout, which the bundle cannot hold."""
     folders = []
-    for each in (chapter, *needed_chapters(chapter)):
+    for each in (chapter, *chapter.needed):
         folder = each.manifest.parent
         if folder == ROOT / "chapters":
             continue

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from harness.chapter import Chapter
-from harness.grade.course import in_words, needed_chapters
+from harness.grade.course import in_words
 from harness.grade.workspace import Workspace
 from harness.report import batch
 from harness.report.class_page import Verdict, course_count
@@ -61,7 +61,7 @@ def show_started(workspace: Workspace, created: Sequence[Path], kept: Sequence[P
         say(f"created  {path}", out)
     for path in kept:
         say(f"kept     {path} (it exists; ol start never overwrites)", out)
-    for needed in needed_chapters(chapter):  # what it builds on, and the two ways to have it
+    for needed in chapter.needed:  # what it builds on, and the two ways to have it
         path = workspace.root / needed.implementation
         there = "is there" if path.exists() else "is not there yet"
         say(f"\n{chapter.id} builds on {needed.id}: it runs on your {needed.implementation} "
