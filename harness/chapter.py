@@ -109,6 +109,12 @@ class Chapter:
     def course_catalog(self) -> Path:
         return self.course_tests / "catalog.toml"
 
+    @property
+    def kept_from_runs(self) -> tuple[Path, ...]:
+        """What no run of submission code may read: ol's checkout, this manifest, the
+        reference and the mutants."""
+        return (ROOT, self.manifest, self.reference, self.catalog.parent)
+
     def reference_source(self) -> str:
         return self.reference.read_text(encoding="utf-8")
 

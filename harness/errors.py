@@ -1,8 +1,13 @@
-"""The two exception types ol turns into a message: the user's (exit 2) and ol's own (exit 3)."""
+"""The exceptions that stop a command, and whose each is: the user's (exit 2), ol's own
+(exit 3), or a stop asked for (Ctrl-C, SIGTERM)."""
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import signal
+import threading
+from collections.abc import Iterator
 
 
 class OlError(Exception):
@@ -20,6 +25,29 @@ class OlError(Exception):
 class OlFault(Exception):
     """A fault of ol itself (its runs' worker died twice, an exception of its own code): never
     the student's doing, never a verdict. The message says what failed."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: the command stops as after Ctrl-C, every run stopped and removed."""
+
+
+@contextlib.contextmanager
+def terminated_by_sigterm() -> Iterator[None]:
+    """Inside, SIGTERM (a platform's time limit) raises Terminated, as Ctrl-C raises
+    KeyboardInterrupt; the handler before is back afterwards. Off the main thread, which
+    may not set one, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame) -> None:
+        raise Terminated
+
+    before = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)
 
 
 class Blame(enum.Enum):

@@ -20,6 +20,7 @@ from packaging.requirements import Requirement
 from test_ol import PASSING, ol_run, verdict_line
 
 import ol
+from harness.commands import student as student_commands
 from harness.report import bundle
 from harness.run.engine import Engine
 
@@ -240,8 +241,8 @@ def test_a_fault_of_ol_on_prairielearn_writes_no_score_and_exits_3(tmp_path, mon
     def broken(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(ol, "check_and_report", broken)
-    monkeypatch.setattr(ol, "require_sandbox", lambda *args, **kwargs: None)
+    monkeypatch.setattr(student_commands, "check_and_report", broken)
+    monkeypatch.setattr(student_commands, "require_sandbox", lambda *args, **kwargs: None)
     student = tmp_path / "grade" / "student"
     shutil.copytree(PASSING, student)
     code = ol.main(["prairielearn", "ds.07", "--root", str(tmp_path / "grade")])

@@ -2,8 +2,9 @@
 
 ``harness/run/`` (running untrusted code) imports nothing from ``harness/grade/``
 (deciding) or ``harness/report/`` (saying); ``grade/`` imports nothing from ``report/``;
-and nothing imports ``harness/run/payload/``, whose files are copied into runs and
-started there. And the engine does not know its chapter: no chapter fact is written in it.
+only ol.py imports ``harness/commands/``, the handlers that both grade and say; and
+nothing imports ``harness/run/payload/``, whose files are copied into runs and started
+there. And the engine does not know its chapter: no chapter fact is written in it.
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ from harness.grade.scan import scan
 
 # (the package whose modules are checked, the packages they must not import)
 RULES = (
-    ("harness.run", ("harness.grade", "harness.report")),
-    ("harness.grade", ("harness.report",)),
+    ("harness.run", ("harness.grade", "harness.report", "harness.commands")),
+    ("harness.grade", ("harness.report", "harness.commands")),
+    ("harness.report", ("harness.commands",)),
+    ("harness.chapter", ("harness.grade", "harness.report", "harness.commands")),
+    ("harness.errors", ("harness",)),  # the exceptions stand below everything
     ("", ("harness.run.payload",)),  # every module: the payload is copied, never imported
 )
 

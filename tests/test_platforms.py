@@ -28,7 +28,7 @@ from conftest import (
 )
 
 import ol
-from harness.grade import catalog
+from harness.grade import catalog, grading
 from harness.report import batch, bundle
 from harness.report.class_page import class_page, class_summary
 
@@ -293,7 +293,7 @@ def test_a_fault_of_ol_on_gradescope_says_so_without_a_log_or_the_graders_paths(
     def broken(*args, **kwargs):
         raise ZeroDivisionError(f"division by zero in {tmp_path}/harness/x.py")
 
-    monkeypatch.setattr(ol.grading, "check", broken)
+    monkeypatch.setattr(grading, "check", broken)
     code, out, err = ol_run("check", "ds.07", "--workspace", workspace, "--report",
                             tmp_path / "report", "--platform")
     assert code == ol.ExitCode.INTERNAL and not (tmp_path / "report" / "results.json").exists()
@@ -316,7 +316,7 @@ def test_prairielearn_says_a_fault_of_ol_without_a_log_or_the_graders_paths(
     def broken(*args, **kwargs):
         raise ZeroDivisionError(f"division by zero in {tmp_path}/harness/x.py")
 
-    monkeypatch.setattr(ol.grading, "check", broken)
+    monkeypatch.setattr(grading, "check", broken)
     root = tmp_path / "grade"
     shutil.copytree(PASSING, root / "student")
     code, out, err = ol_run("prairielearn", "ds.07", "--root", root)

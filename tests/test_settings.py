@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 import ol
+from harness.commands.settings import Settings
 from harness.errors import OlError
 from harness.run.engine import Engine
 
 
-def settings(argv: list[str], environ: dict[str, str]) -> ol.Settings:
-    return ol.Settings.read(ol.build_parser().parse_args(argv), environ)
+def settings(argv: list[str], environ: dict[str, str]) -> Settings:
+    return Settings.read(ol.build_parser().parse_args(argv), environ)
 
 
 CHECK = ["check", "ds.07"]
@@ -21,19 +22,19 @@ CHECK = ["check", "ds.07"]
 
 def test_without_flags_or_environment_a_check_uses_any_sandbox_a_warm_worker_and_the_user_cache():
     told = settings(CHECK, {"XDG_CACHE_HOME": "/home/me/.cache"})
-    assert told == ol.Settings(sandbox="auto", strict=False, cache=Path("/home/me/.cache/ol"))
+    assert told == Settings(sandbox="auto", strict=False, cache=Path("/home/me/.cache/ol"))
 
 
 def test_the_environment_chooses_when_no_flag_does():
     told = settings(CHECK, {"OL_SANDBOX": "uid", "OL_ISOLATION": "strict",
                             "OL_CACHE": "/srv/cache"})
-    assert told == ol.Settings(sandbox="uid", strict=True, cache=Path("/srv/cache"))
+    assert told == Settings(sandbox="uid", strict=True, cache=Path("/srv/cache"))
 
 
 def test_a_flag_beats_the_environment():
     told = settings([*CHECK, "--sandbox", "none", "--isolation", "fast", "--fresh"],
                     {"OL_SANDBOX": "uid", "OL_ISOLATION": "strict", "OL_CACHE": "/srv/cache"})
-    assert told == ol.Settings(sandbox="none", strict=False, cache=None)
+    assert told == Settings(sandbox="none", strict=False, cache=None)
 
 
 def test_ol_cache_off_keeps_nothing():

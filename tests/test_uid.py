@@ -18,9 +18,11 @@ from conftest import DS07
 
 import ol
 from harness.chapter import ROOT
+from harness.commands import student
 from harness.errors import OlError
 from harness.run import sandbox
-from harness.run.sandbox import PAYLOAD, Sandbox
+from harness.run.engine import Engine
+from harness.run.sandbox import PAYLOAD, UidSandbox
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="only root can become another user")
 NOBODY = sandbox.NOBODY
@@ -78,10 +80,11 @@ def test_readable_by_tells_what_the_sandbox_user_could_read(open_folder):
 
 
 class UidEngine:
-    """What close_to_runs reads of an engine: its sandbox and its cache."""
+    """What require_sandbox reads of an engine: its sandbox, and its cache by close_to_runs."""
 
-    sandbox = Sandbox("uid")
+    sandbox = UidSandbox()
     cache = None
+    close_to_runs = Engine.close_to_runs
 
 
 @needs_root
@@ -93,7 +96,7 @@ def test_the_uid_sandbox_refuses_to_grade_where_its_user_could_read_the_grader(t
     if not exposed:
         pytest.skip("this checkout and the folder are closed to other users here")
     with pytest.raises(OlError, match=r"could read .*: run `chmod 700 ") as refused:
-        ol.close_to_runs(UidEngine(), DS07, [grader])
+        student.require_sandbox(UidEngine(), DS07, "ol grade", [grader])
     assert str(refused.value).split("could read ")[1].split(":")[0] in map(str, [
         ROOT, DS07.manifest, DS07.reference, ROOT / "mutants", grader])
 

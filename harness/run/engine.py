@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TypeVar
 
 from harness.errors import OlFault
@@ -71,6 +72,13 @@ class Engine:
                     self.chosen = sandbox.choose(self.sandbox_mode, self.sandbox_uid)
                 self.runner = Runner(self.chosen, fresh=self.fresh)
             return self.runner
+
+    def close_to_runs(self, private: Sequence[Path]) -> None:
+        """OlError, naming the path and how to close it, where this engine's runs could read
+        one of ``private`` (ol's own files, the grader's beside a submission, classmates'
+        work) or the kept results: as the sandbox's policy says (see refuse_readable)."""
+        kept = [self.cache.folder] if self.cache is not None else []
+        self.sandbox.refuse_readable([*private, *kept])
 
     def sibling(self) -> Engine:
         """An engine like this one (its sandbox, as chosen once, its isolation and cache)

