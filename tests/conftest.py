@@ -7,30 +7,32 @@ import yields for each run; in this project's own run it is the reference, loade
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import io
 import os
 import shutil
-import signal
-import subprocess
 import sys
-import time
 import types
 from pathlib import Path
 
 import pytest
+from support import (
+    AUDIENCE,
+    DS07,
+    PASSING,
+    RUNS,
+    TREE,
+    WEAK_TESTS,
+    git_status,
+    grade,
+    killed,
+    ol_run,
+)
 
 import ol
-from harness.chapter import find
-from harness.grade import catalog
-from harness.report import batch
+from harness.grade import grading
 from harness.run import cgroups, sandbox
-from harness.run.engine import Engine
 
-DS07 = find("ds.07")  # the chapter these tests are about, as ol loads it from its manifest
-CONTRACT = DS07.contract  # what its runs import: tl_ds.radix, a RadixTree
-REFERENCE = DS07.reference
+REFERENCE = DS07.reference  # loaded as tl_ds.radix, in process
 
 
 def _load_reference_as_tl_ds() -> None:
@@ -42,10 +44,6 @@ def _load_reference_as_tl_ds() -> None:
     sys.modules["tl_ds.radix"] = module
     spec.loader.exec_module(module)
     package.radix = module
-
-
-# The runs the project's own tests make in process (ol.main makes an engine of its own).
-RUNS = Engine()
 
 
 def pytest_configure(config) -> None:
@@ -123,72 +121,12 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def git_status() -> str:
-    """The checkout's changes and untracked files: what a run of ``ol`` must never add to."""
-    done = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
-                          cwd=REFERENCE.parent.parent, capture_output=True, text=True)
-    return done.stdout
-
-
-def listen_to_ctrl_c() -> None:
-    """Undo an ignored SIGINT inherited from a shell that started the suite in the background."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def interrupt(argv: list[str], scratch: Path, cwd: Path) -> tuple[int, str]:
-    """Start ``ol argv``, press Ctrl-C once a run's folder exists; (exit code, stderr).
-
-    The runs' temporary folders go to ``scratch``, which must be empty afterwards.
-    """
-    env = {**os.environ, "TMPDIR": str(scratch)}
-    process = subprocess.Popen([sys.executable, str(REFERENCE.parent.parent / "ol.py"), *argv],
-                               cwd=cwd, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True,
-                               preexec_fn=listen_to_ctrl_c)
-    deadline = time.monotonic() + 60
-    while not list(scratch.glob("ol-runs-*/run-*")) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.0)
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
-    return process.returncode, err
-
-
-# --- the commands, as a student runs them: shared by test_ol, test_reports, test_platforms
-
-PASSING = DS07.examples / "passing"
-FAILING = DS07.examples / "failing"
-DATA = Path(__file__).with_name("data")
-TREE = (PASSING / "tl_ds" / "radix.py").read_text(encoding="utf-8")
-
-TOTAL = len(catalog.load_catalog(DS07))
-PERCENT = DS07.threshold_percent  # the planted mutants, as many as the catalog lists
-
-
-def ol_run(*argv: str | Path, shared: bool = True) -> tuple[int, str, str]:
-    """``ol argv`` in process: (exit code, stdout, stderr). The command runs in the
-    session's engine when its settings are the session's (ol.main checks), so the suite
-    starts one sandbox and one worker, not one per command; with ``shared`` False it makes
-    its own, as the command line does."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = ol.main([str(arg) for arg in argv], engine=RUNS if shared else None)
-    return code, out.getvalue(), err.getvalue()
-
-
-def verdict_line(out: str) -> str:
-    """The verdict of `ol check`'s output (a line about reports may follow it)."""
-    return [line for line in out.splitlines() if line.startswith(("PASSED", "NOT PASSED"))][-1]
-
-
-def bad_input(*argv: str | Path) -> str:
-    """Run ``ol argv``, which must refuse it with exit 2 and no traceback; its message."""
-    code, out, err = ol_run(*argv)
-    assert code == ol.ExitCode.BAD_INPUT, (out, err)
-    assert "Traceback" not in out + err
-    said = [line for line in err.splitlines() if not line.startswith("[")]  # progress lines
-    assert said and said[0].startswith("ol: "), err
-    return "\n".join(said)
+@pytest.fixture(scope="module")
+def honest(tmp_path_factory) -> grading.TestsGrade:
+    result = grade(tmp_path_factory.mktemp("honest"), WEAK_TESTS)
+    assert result.graded and not result.invalid and not result.rate_met
+    assert "s15" in killed(result) and len(killed(result)) < 5
+    return result
 
 
 @pytest.fixture
@@ -199,13 +137,6 @@ def workspace(tmp_path) -> Path:
     shutil.copy(PASSING / "tests" / "test_ds07_radix.py", root / "tests" / "test_ds07_radix.py")
     (root / "tl_ds" / "radix.py").write_text(TREE, encoding="utf-8")
     return root
-
-
-def write_tests(root: Path, body: str) -> None:
-    (root / "tests" / "test_ds07_radix.py").write_text(body, encoding="utf-8")
-
-
-AUDIENCE = {"passing": "staff", "failing": "student"}
 
 
 @pytest.fixture(scope="session")
@@ -223,35 +154,3 @@ def checked(reports) -> dict[str, tuple[int, str, str]]:
             for name, audience in AUDIENCE.items()}
     assert git_status() == before
     return runs
-
-
-def a_class(mutants: tuple) -> list[batch.Row]:
-    """Five submissions: two passes (18 and 13 kills), a fail that misses s11, a refused
-    suite that killed everything, and one that could not be graded."""
-    ids = [mutant.id for mutant in mutants]
-    without_s11 = tuple(id for id in ids if id != "s11")
-    return [
-        batch.Row("ann", "passed", 11, 18, 1.0, "killed", (), 50.0, "", graded=True,
-                  killed=tuple(ids)),
-        batch.Row("ben", "passed", 11, 13, 0.7222, "killed", (), 50.0, "", graded=True,
-                  killed=tuple(ids[:13]) if "s11" in ids[:13] else (*ids[:12], "s11")),
-        batch.Row("cy", "not passed", 11, 17, 0.9444, "survived", (), 50.0, "", graded=True,
-                  killed=without_s11),
-        batch.Row("dee", "not passed", 11, None, None, "", ("test_x",), 50.0, "",
-                  graded=False, refusal="invalid tests: test_x"),
-        batch.Row("eve", "error", None, None, None, "", (), 1.0, "missing",
-                  refusal="tl_ds/radix.py missing"),
-    ]
-
-
-def class_html(tmp_path: Path) -> str:
-    mutants = catalog.load_catalog(DS07)
-    rows = a_class(mutants)
-    for row in rows:  # the files ol grade leaves for each
-        (tmp_path / row.submission).mkdir()
-        (tmp_path / row.submission / "check.txt").write_text("")
-        if row.verdict != "error":
-            (tmp_path / row.submission / "reports").mkdir()
-            (tmp_path / row.submission / "reports" / "mutation.html").write_text("")
-    batch.write_summary(tmp_path, rows, DS07)
-    return (tmp_path / "class.html").read_text()

@@ -10,7 +10,7 @@ import io
 from pathlib import Path
 
 import pytest
-from conftest import CONTRACT, DS07, RUNS, git_status
+from support import CONTRACT, DS07, RUNS, git_status
 
 from harness.errors import OlError
 from harness.grade import audit

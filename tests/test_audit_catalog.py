@@ -10,7 +10,7 @@ import subprocess
 from itertools import takewhile
 
 import pytest
-from conftest import DS07, RUNS
+from support import DS07, RUNS
 
 import ol
 from harness.chapter import ROOT

@@ -23,7 +23,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import DS07, FAILING, RUNS, listen_to_ctrl_c, ol_run
+from support import DS07, FAILING, RUNS, listen_to_ctrl_c, ol_run
 
 import ol
 from harness.errors import OlFault

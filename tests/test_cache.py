@@ -14,8 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import CONTRACT, DS07, RUNS
-from test_ol import ol_run
+from support import CONTRACT, DS07, RUNS, ol_run
 
 import ol
 from harness.run.cache import RunCache

@@ -12,8 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import DS07
-from test_ol import ol_run, verdict_line
+from support import DS07, autograder, ol_run, verdict_line
 
 CHAPTERS = Path(__file__).resolve().parent / "chapters"
 T84 = CHAPTERS / "t84"
@@ -156,8 +155,6 @@ def test_the_scan_lets_a_test_import_its_chapters_module_and_those_it_builds_on_
 
 def test_a_bundle_of_the_test_chapter_says_why_a_submission_without_its_ds07_is_not_graded(
         tmp_path):
-    from test_platforms import autograder
-
     results = autograder(tmp_path, {"tl_ds/prefix_cache.py": (T84 / "second.py").read_text(),
                                     "tests/test_t84_cache.py": textwrap.dedent(STUDENT_TESTS)},
                          "t8.4")
@@ -170,8 +167,6 @@ def test_a_bundle_of_the_test_chapter_says_why_a_submission_without_its_ds07_is_
 
 @pytest.mark.slow
 def test_a_bundle_of_the_test_chapter_grades_it_on_the_students_own_ds07(tmp_path):
-    from test_platforms import autograder
-
     results = autograder(tmp_path, {
         "work/tl_ds/prefix_cache.py": (T84 / "second.py").read_text(),
         "work/tests/test_t84_cache.py": textwrap.dedent(STUDENT_TESTS),

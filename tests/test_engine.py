@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from conftest import CONTRACT, RUNS
+from support import CONTRACT, RUNS
 
 from harness.run.engine import Engine
 from harness.run.judge import Status

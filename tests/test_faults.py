@@ -15,9 +15,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import CONTRACT
 from packaging.requirements import Requirement
-from test_ol import PASSING, ol_run, verdict_line
+from support import CONTRACT, PASSING, ol_run, verdict_line
 
 import ol
 from harness.commands import student as student_commands

@@ -23,9 +23,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import DS07, FAILING
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import DS07, FAILING
 
 import ol
 from harness.errors import OlError

@@ -6,7 +6,7 @@ import hashlib
 import shutil
 
 import pytest
-from conftest import DS07, RUNS
+from support import DS07, RUNS
 
 from harness.grade import grading
 from harness.grade.workspace import Workspace

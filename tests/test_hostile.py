@@ -20,39 +20,33 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import DS07, RUNS, git_status
+from support import (
+    DS07,
+    REFERENCE,
+    RUNS,
+    SECOND_TREE,
+    WEAK_TESTS,
+    git_status,
+    grade,
+    killed,
+    student_workspace,
+)
 
 import ol
 from harness.chapter import ROOT
 from harness.grade import grading
 from harness.grade.scan import scan
-from harness.grade.workspace import Workspace
 from harness.run import layout
 from harness.run.judge import RunResult, Status, judge
 from harness.run.process import OUTPUT_LIMIT
 
 MODULES = (DS07.module,)  # what a test of ds.07 may import of students' code
 
-REFERENCE = DS07.reference_source()
-SECOND_TREE = DS07.correct_trees[1][1].read_text(encoding="utf-8")
 PASSING_TESTS = (Path(__file__).parent.parent / "examples" / "passing" / "tests"
                  / "test_ds07_radix.py").read_text(encoding="utf-8")
 BROKEN = "\n\nRadixTree.lock = lambda self, id: None  # locks nothing: a broken tree\n"
 SANDBOXED = RUNS.sandbox.mode == "bwrap"
 needs_sandbox = pytest.mark.sandboxed("bwrap")
-
-# A weak but honest suite: it kills the mutants that accept a wrong number of values, and
-# no other. Each trick below is added to it and must leave its grade exactly as it is.
-WEAK_TESTS = """
-import pytest
-from tl_ds.radix import RadixTree
-
-
-def test_insert_rejects_a_wrong_number_of_values():
-    tree = RadixTree(2)
-    with pytest.raises(ValueError):
-        tree.insert([1, 2, 3, 4], [10])
-"""
 
 # What a trick does with the text it manages to read: fail (so kill) on any tree whose
 # source is neither correct tree, once it has seen a tree's source at all.
@@ -171,43 +165,12 @@ def course(tree: str, call_limit: float | None = None) -> RunResult:
     return grading.course_run(RUNS, tree, DS07, call_limit=call_limit)
 
 
-def workspace(tmp_path: Path, tests: str, tree: str = SECOND_TREE) -> Workspace:
-    root = tmp_path / "ws"
-    (root / "tl_ds").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "tl_ds" / "__init__.py").write_text("")
-    (root / "tl_ds" / "radix.py").write_text(tree)
-    (root / "tests" / "test_ds07_radix.py").write_text(textwrap.dedent(tests))
-    return Workspace(root, DS07)
-
-
-def grade(tmp_path: Path, tests: str) -> grading.TestsGrade:
-    """The student's tests graded as `ol check` grades them, without the course stage."""
-    ws = workspace(tmp_path, tests)
-    submission = ws.snapshot(tree=True, tests=True)
-    return grading.grade_tests(RUNS, ws, submission.suite(), grading.correct_trees(DS07),
-                               grading.tree_source(RUNS, submission), workers=2,
-                               progress=None)
-
-
 def refused(result: grading.TestsGrade) -> bool:
     return not result.graded
 
 
-def killed(result: grading.TestsGrade) -> list[str]:
-    return sorted(done.mutant.id for done in result.mutants if result.killed(done))
-
-
 def processes_matching(text: str) -> str:
     return subprocess.run(["pgrep", "-f", text], capture_output=True, text=True).stdout
-
-
-@pytest.fixture(scope="module")
-def honest(tmp_path_factory) -> grading.TestsGrade:
-    result = grade(tmp_path_factory.mktemp("honest"), WEAK_TESTS)
-    assert result.graded and not result.invalid and not result.rate_met
-    assert "s15" in killed(result) and len(killed(result)) < 5
-    return result
 
 
 # --- reading the module under test: every way in reads only the proxy ---------------------
@@ -358,7 +321,7 @@ def test_a_test_that_writes_into_every_channel_it_can_open_changes_no_other_run(
                 except OSError:
                     pass
         """)
-    hostile = workspace(tmp_path / "hostile", forger)
+    hostile = student_workspace(tmp_path / "hostile", forger)
     out = tmp_path / "grades"
     code = ol.main(["grade", "ds.07", str(hostile.root), str(ROOT / "examples" / "passing"),
                     "--jobs", "2", "--out", str(out)])
@@ -406,7 +369,7 @@ REFERENCE_LINES = [line.strip() for line in REFERENCE.splitlines()
 
 @pytest.mark.slow
 def test_an_invalid_test_that_prints_the_tree_shows_no_line_of_the_reference(tmp_path, capsys):
-    ws = workspace(tmp_path, PASSING_TESTS + textwrap.dedent("""
+    ws = student_workspace(tmp_path, PASSING_TESTS + textwrap.dedent("""
 
         import inspect
         import tl_ds.radix
@@ -424,7 +387,7 @@ def test_an_invalid_test_that_prints_the_tree_shows_no_line_of_the_reference(tmp
 
 
 def test_a_radix_py_that_is_a_link_is_refused_without_showing_its_target(tmp_path, capsys):
-    ws = workspace(tmp_path, PASSING_TESTS)
+    ws = student_workspace(tmp_path, PASSING_TESTS)
     secret = tmp_path / "secret.py"
     secret.write_text("SECRET_FIRST_LINE = 42\n")
     ws.radix.unlink()
@@ -436,7 +399,7 @@ def test_a_radix_py_that_is_a_link_is_refused_without_showing_its_target(tmp_pat
 
 
 def test_a_linked_package_folder_or_a_device_is_refused(tmp_path, capsys):
-    ws = workspace(tmp_path, PASSING_TESTS)
+    ws = student_workspace(tmp_path, PASSING_TESTS)
     real = tmp_path / "elsewhere"
     (ws.root / "tl_ds").rename(real)
     (ws.root / "tl_ds").symlink_to(real)
@@ -449,7 +412,7 @@ def test_a_linked_package_folder_or_a_device_is_refused(tmp_path, capsys):
 
 
 def test_a_workspace_file_past_the_size_cap_is_refused(tmp_path, capsys):
-    ws = workspace(tmp_path, PASSING_TESTS)
+    ws = student_workspace(tmp_path, PASSING_TESTS)
     ws.radix.write_text(REFERENCE + "#" * 1_000_001)
     assert ol.main(["tdd", "green", "ds.07", "--workspace", str(ws.root)]) == 2
     assert "larger than" in capsys.readouterr().err
@@ -510,7 +473,7 @@ def test_a_tree_that_patches_pytest_at_import_still_fails_the_course_tests():
 
 @pytest.mark.slow
 def test_a_package_root_that_patches_pytest_never_runs(tmp_path):
-    ws = workspace(tmp_path, PASSING_TESTS, tree=REFERENCE + BROKEN)
+    ws = student_workspace(tmp_path, PASSING_TESTS, tree=REFERENCE + BROKEN)
     (ws.package / "__init__.py").write_text(
         "import _pytest.runner\n_pytest.runner.call_and_report = lambda *a, **k: None\n")
     run = course(grading.tree_source(RUNS, ws.snapshot(tree=True, tests=False)))
@@ -613,7 +576,8 @@ def test_sys_exit_in_a_test_makes_it_invalid(tmp_path):
 
 @pytest.mark.slow
 def test_a_conftest_that_turns_failures_into_passes_is_never_loaded(tmp_path):
-    ws = workspace(tmp_path, PASSING_TESTS + "\n\ndef test_always_fails():\n    assert False\n")
+    ws = student_workspace(tmp_path,
+                           PASSING_TESTS + "\n\ndef test_always_fails():\n    assert False\n")
     (ws.root / "tests" / "conftest.py").write_text(textwrap.dedent("""
         import pytest
         @pytest.hookimpl(hookwrapper=True)

@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import json
 import textwrap
-from pathlib import Path
 
 import pytest
-from conftest import CONTRACT, DS07, RUNS
-from test_hostile import REFERENCE, WEAK_TESTS, grade, honest, killed, workspace  # noqa: F401
+from support import (
+    CONTRACT,
+    DS07,
+    REFERENCE,
+    RUNS,
+    WEAK_TESTS,
+    WRITABLE,
+    grade,
+    inside_run,
+    killed,
+    student_workspace,
+)
 
 import ol
 from harness.grade import grading, mutation
@@ -22,41 +31,11 @@ from harness.run.layout import Suite
 
 needs_bwrap = pytest.mark.sandboxed("bwrap")
 
-# Every directory a process can create a file in, found by trying (access() can be wrong
-# about a read-only mount); /proc and /sys are skipped (kernel views, not storage).
-WRITABLE = '''
-import os
-
-def writable_places():
-    found = []
-    for top, folders, _ in os.walk("/", topdown=True):
-        folders[:] = [name for name in folders
-                      if os.path.join(top, name) not in ("/proc", "/sys")]
-        probe = os.path.join(top, ".ol-can-write")
-        try:
-            with open(probe, "w") as out:
-                out.write("x")
-        except OSError:
-            continue
-        os.unlink(probe)
-        found.append(top)
-    return sorted(found)
-'''
-
-
 def scratch_only(places: list[str], home: str) -> list[str]:
     """The places that are neither the side's home, its /tmp nor its /dev/shm."""
     return [place for place in places
             if not any(place == root or place.startswith(root + "/")
                        for root in (home, "/tmp", "/dev/shm"))]
-
-
-def inside_run(tmp_path: Path, body: str, tree: str = REFERENCE, ours: bool = True,
-               prelude: str = ""):
-    test = tmp_path / "test_inside.py"
-    test.write_text(prelude + textwrap.dedent(body), encoding="utf-8")
-    return RUNS.run(Suite(contract=CONTRACT, files=(test,), proxy=(), ours=ours), tree, timeout=120,
-                    trusted=tree == REFERENCE)
 
 
 @needs_bwrap
@@ -241,7 +220,7 @@ COUNTER = WEAK_TESTS + WRITABLE + textwrap.dedent('''
 @pytest.mark.slow
 @needs_bwrap
 def test_a_suite_that_counts_its_runs_in_every_writable_place_gets_its_honest_grade(
-        tmp_path, honest):  # noqa: F811
+        tmp_path, honest):
     result = grade(tmp_path, COUNTER)
     assert not result.invalid and not result.problem
     assert killed(result) == killed(honest)
@@ -252,7 +231,7 @@ def test_a_suite_that_counts_its_runs_in_every_writable_place_gets_its_honest_gr
 @needs_bwrap
 @pytest.mark.parametrize("order", ["planter first", "planter last"])
 def test_a_planter_in_ol_grade_changes_no_classmates_verdict(tmp_path, order):
-    planter = workspace(tmp_path / "planter", COUNTER, tree=PLANTER).root
+    planter = student_workspace(tmp_path / "planter", COUNTER, tree=PLANTER).root
     honest_one = DS07.examples / "passing"
     subs = [planter, honest_one] if order == "planter first" else [honest_one, planter]
     out = tmp_path / "grades"

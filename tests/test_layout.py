@@ -14,7 +14,7 @@ import re
 import threading
 from pathlib import Path
 
-from conftest import DS07
+from support import DS07
 
 from harness.chapter import ROOT, Chapter, load, manifests
 from harness.grade import syntax
@@ -94,6 +94,14 @@ def test_an_import_against_the_flow_is_reported_with_its_file(tmp_path):
         "ol.py imports harness.run.payload",
         "ol.py imports harness.run.payload.tree_wire",
     ]
+
+
+def test_no_test_module_imports_conftest_or_another_test_module():
+    tests = Path(__file__).parent
+    found = [f"{path.name} imports {target}" for path in sorted(tests.glob("*.py"))
+             for target in sorted(imported(path, path.stem))
+             if target.split(".")[0] == "conftest" or target.startswith("test_")]
+    assert found == []
 
 
 # --- one home for the chapter: every list of the tree's names agrees with its manifest ------

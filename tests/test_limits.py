@@ -19,8 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CONTRACT, DS07, RUNS
-from test_isolation import inside_run
+from support import CONTRACT, DS07, RUNS, inside_run
 
 import ol
 from harness.run import sandbox

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import DS07, RUNS, git_status, interrupt
+from support import DS07, RUNS, git_status, interrupt
 
 import ol
 from harness.chapter import ROOT

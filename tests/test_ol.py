@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import (
+from support import (
     DS07,
     FAILING,
     PASSING,

@@ -9,19 +9,19 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import textwrap
 import zipfile
 import zlib
 from pathlib import Path
 
 import pytest
-from conftest import (
+from support import (
     CONTRACT,
     DS07,
     FAILING,
     PASSING,
     TREE,
+    autograder,
     bad_input,
     class_html,
     ol_run,
@@ -33,27 +33,6 @@ from harness.report import batch, bundle
 from harness.report.class_page import class_page, class_summary
 
 # --- ol gradescope-bundle ----------------------------------------------------------------------
-
-def autograder(tmp_path: Path, submission: dict[str, str], module: str = "ds.07") -> dict:
-    """Unpack a fresh bundle of ``module`` as Gradescope does, grade ``submission`` (path:
-    text) with nothing of this checkout's settings (no OL_CHAPTERS); results."""
-    root = tmp_path / "autograder"
-    code, out, _ = ol_run("gradescope-bundle", module, tmp_path / "bundle.zip")
-    assert code == ol.ExitCode.PASSED and "run_autograder" in out
-    with zipfile.ZipFile(tmp_path / "bundle.zip") as archive:
-        archive.extractall(root / "source")
-    for name in ("setup.sh", "run_autograder"):
-        (root / "source" / name).chmod(0o755)
-        assert subprocess.run(["bash", "-n", root / "source" / name]).returncode == 0
-    for path, text in submission.items():
-        (root / "submission" / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / "submission" / path).write_text(text)
-    (root / "submission").mkdir(exist_ok=True)
-    env = {**{name: value for name, value in os.environ.items() if name != "OL_CHAPTERS"},
-           "OL_AUTOGRADER_ROOT": str(root), "OL_PYTHON": sys.executable}
-    subprocess.run([root / "source" / "run_autograder"], env=env, timeout=600, check=True)
-    return json.loads((root / "results" / "results.json").read_text())
-
 
 @pytest.mark.slow
 def test_the_gradescope_bundle_grades_a_submission_in_a_folder_of_its_own(tmp_path):

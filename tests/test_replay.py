@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from conftest import CONTRACT, DS07, RUNS
+from support import CONTRACT, DS07, RUNS
 
 from harness.grade import audit, catalog, mutation
 from harness.run.engine import run_together

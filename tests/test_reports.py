@@ -15,17 +15,7 @@ from pathlib import Path
 from types import NoneType
 
 import pytest
-from conftest import (
-    AUDIENCE,
-    DATA,
-    DS07,
-    PASSING,
-    PERCENT,
-    TOTAL,
-    bad_input,
-    class_html,
-    ol_run,
-)
+from support import AUDIENCE, DATA, DS07, PASSING, PERCENT, TOTAL, bad_input, class_html, ol_run
 
 import ol
 from harness.grade import catalog

@@ -15,9 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import CONTRACT, DS07, RUNS
-from test_isolation import WRITABLE
-from test_uid import worker_function
+from support import CONTRACT, DS07, RUNS, WRITABLE, worker_function
 
 import ol
 from harness.chapter import ROOT

@@ -7,14 +7,13 @@ checks ol makes before grading and the search the worker makes when it starts.
 
 from __future__ import annotations
 
-import ast
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import DS07
+from support import DS07, worker_function
 
 import ol
 from harness.chapter import ROOT
@@ -26,16 +25,6 @@ from harness.run.sandbox import PAYLOAD, UidSandbox
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="only root can become another user")
 NOBODY = sandbox.NOBODY
-
-
-def worker_function(name: str):
-    """A function of the runs' worker (which reads its arguments when imported), alone."""
-    tree = ast.parse((PAYLOAD / "fork_worker.py").read_text(encoding="utf-8"))
-    node = next(node for node in tree.body
-                if isinstance(node, ast.FunctionDef) and node.name == name)
-    namespace = {"os": os, "VIEWS": {"proc", "sysfs", "cgroup", "cgroup2", "devpts"}}
-    exec(compile(ast.Module([node], []), "fork_worker.py", "exec"), namespace)
-    return namespace[name]
 
 
 @needs_root
