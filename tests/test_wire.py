@@ -6,8 +6,9 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from support import CONTRACT, DS07, RUNS
 
-from harness.run.layout import WIRE
+from harness.run.layout import WIRE, Suite
 
 
 def load_wire():
@@ -43,3 +44,53 @@ def test_what_is_not_plain_data_is_refused_naming_the_rule():
     for value in (object(), {1, 2}, [object()], {"k": print}, bytearray(b"x")):
         with pytest.raises(TypeError, match="plain data"):
             wire.dumps({"ok": wire.encode(value)})
+
+
+# --- a reading brought along with a call -----------------------------------------------------
+
+ALONG = '''
+import pytest
+from tl_ds.radix import ROOT, RadixTree
+
+
+def lock_count(reading, node):
+    return next(seen["lock_count"] for seen in reading["nodes"] if seen["id"] == node)
+
+
+def test_a_reading_brought_along_is_the_one_asked_for_right_after_the_call():
+    tree = RadixTree(1)
+    tree._ol_along("observe", ROOT)
+    node, _ = tree.insert([1, 2], ["a", "b"])
+    along = tree._ol_view("observe", ROOT)
+    assert along["len"] == 2 and along == tree._ol_view("observe", ROOT)
+
+
+def test_a_request_between_the_call_and_the_reading_reads_past_the_one_brought_along():
+    tree = RadixTree(1)
+    tree._ol_along("observe", ROOT)
+    node, _ = tree.insert([1, 3], ["a", "c"])
+    tree.lock(node)
+    assert lock_count(tree._ol_view("observe", ROOT), node) == 1
+
+
+def test_a_reading_that_stops_the_tree_is_judged_at_the_reading_not_at_the_call():
+    tree = RadixTree(1)
+    tree._ol_along("observe", ROOT)
+    node, _ = tree.insert([7], ["x"])  # the call answered
+    with pytest.raises(BaseException, match="did not answer within"):
+        tree._ol_view("observe", ROOT)
+'''
+
+# a tree whose reading after a key of 7 never ends: lru_order hangs once it is stored
+HANGS_READING = "\n\n_order = RadixTree.lru_order\n\n\ndef lru_order(self):\n" \
+    "    if self.match_prefix([7])[0]:\n        import time\n        time.sleep(60)\n" \
+    "    return _order(self)\n\n\nRadixTree.lru_order = lru_order\n"
+
+
+def test_a_reading_brought_along_with_a_call_is_the_reading_a_request_then_would_get(tmp_path):
+    test = tmp_path / "test_along.py"
+    test.write_text(ALONG, encoding="utf-8")
+    suite = Suite(contract=CONTRACT, files=(test,), proxy=(DS07.course_views,), ours=True,
+                  env={"OL_CALL_LIMIT": "2"})
+    run = RUNS.run(suite, DS07.reference_source() + HANGS_READING, timeout=120)
+    assert run.all_passed, run.output

@@ -67,7 +67,7 @@ class Suite:
     # own suites on our own trees). Otherwise the module is the contract's proxy and the
     # implementation runs on the tree side of the run; a non-empty tuple names the views
     # (the first file is their module) the tree side runs for the course machine, and gives
-    # the proxy's class its _ol_view method.
+    # the proxy's class its _ol_view and _ol_along methods.
     proxy: tuple[Path, ...] | None = None
     # measure line and branch coverage of the tree's module, on whichever side it runs
     measure: bool = False
@@ -82,9 +82,11 @@ class Suite:
 VIEW_METHOD = """
 
 
+from tree_proxy import along as _ol_along
 from tree_proxy import view as _ol_view
 
 {cls}._ol_view = _ol_view
+{cls}._ol_along = _ol_along
 """
 
 

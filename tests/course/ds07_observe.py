@@ -134,6 +134,16 @@ def read_only(tree) -> dict:
 VIEWS = {"raised": raised, "answers": answers, "observe": observe, "read_only": read_only}
 
 
+def along(tree, name: str, *args) -> None:
+    """Have the tree's next call bring the reading of view ``name`` along: through the
+    tree's proxy the call and the reading then cross in one round trip, and the next
+    ``view(tree, name, *args)`` takes it (it is what that view would answer then); in
+    place, nothing."""
+    remote = getattr(type(tree), "_ol_along", None)
+    if remote is not None:
+        tree._ol_along(name, *args)
+
+
 def view(tree, name: str, *args):
     """Run view ``name`` next to the tree: in place, or through the tree's proxy."""
     remote = getattr(type(tree), "_ol_view", None)

@@ -17,6 +17,9 @@ from the side's ``tree/`` folder and answers JSON requests on its data socket, o
     {"tree": h, "call": name, "args": []} -> {"ok": result} or {"raise": class, "args": [...],
                                              "names": [classes of its MRO]}
     {"tree": h, "view": name, "args": []} -> the same, for a function of the views module
+    a call with "then": {"view": name, "args": []}
+                                          -> the call's answer, then, as the next line, the
+                                             view's: the reading a call brings along
     {"const": name}                       -> {"ok": the module's name}, an export of the
                                              contract
 
@@ -151,8 +154,10 @@ def serve(channel: socket.socket, side: dict) -> int:
     trees: list = []
     module = calls = None
     for line in lines(channel):
+        then = None
         try:
             request = loads(line)
+            then = request.get("then")
             if module is None:
                 module = importlib.import_module(side["module"])
                 calls = importlib.import_module(side["calls"])
@@ -162,6 +167,14 @@ def serve(channel: socket.socket, side: dict) -> int:
         except BaseException as error:  # every failure is the caller's to judge
             reply = failure(error)
         channel.sendall(dumps(reply))
+        if then is not None:  # the reading this call brings along, as the next line
+            try:
+                reading = {"ok": encode(answer({"tree": request["tree"], "view": then["view"],
+                                                "args": then["args"]},
+                                               trees, module, calls, views, side))}
+            except BaseException as error:
+                reading = failure(error)
+            channel.sendall(dumps(reading))
     if measure is not None:
         with open(os.path.join(folder, "coverage.json"), "w", encoding="utf-8") as report:
             json.dump(measure.stop(), report)
