@@ -24,10 +24,11 @@ Each rule is one step (``@step``): it begins by taking in the last reading of th
 makes its calls to the tree and the model, and ends by reading the tree back through
 ``ds07_observe.view``, the one door to the grader's proxy (``start``, which builds the
 scripted tree, ends with a reading too). Through the proxy, the step's last call brings
-that reading along (``ends_step``): one round trip, not two, and the same reading. The reading also changes every list a view
-handed out and reads again: a tree that shares its own lists with its caller is caught
-there, beside the tree, where the proxy's copies cannot hide it. The invariant then compares
-that reading with the model: the structure as the prefixes its nodes end, keys, values,
+that reading along (``ends_step``): one round trip, not two, and the same reading, which
+crosses as its changes since the last. The reading also changes every list a view handed
+out and reads again: a tree that shares its own lists with its caller is caught there,
+beside the tree, where the proxy's copies cannot hide it. The invariant then compares that
+reading with the model: the structure as the prefixes its nodes end, keys, values,
 lock counts, children, ``len``, ``node_count`` and the LRU order; then the tree's own
 ``_check()`` when it has one. The invariant only judges; everything the machine keeps
 between steps is updated by the rules. The tree is judged through its public interface

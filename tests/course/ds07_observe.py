@@ -8,6 +8,8 @@ result against the model, so a tree that answers falsely is caught the same way.
 
 from __future__ import annotations
 
+import marshal
+
 
 def raised(tree, id: int, names: list[str]) -> list[list[str] | None]:
     """Call each method in ``names`` with ``id``: the classes (with their bases) each raised,
@@ -131,7 +133,72 @@ def read_only(tree) -> dict:
     return {"raised": said, "granule": tree.granule}
 
 
-VIEWS = {"raised": raised, "answers": answers, "observe": observe, "read_only": read_only}
+# the last reading each tree side sent of each tree: id(tree) -> (tree, its number, {the
+# fingerprint of each of its rows: the row's place in it}); a few trees, the newest last
+SENT: dict[int, tuple[object, int, dict[bytes, int]]] = {}
+KEPT = 8  # trees whose last reading either side keeps
+
+
+def fingerprint(row: dict) -> bytes | None:
+    """The row's bytes in marshal's format, which tells every type of plain data apart (a
+    list from a tuple, 1 from True and 1.0, a str from a subclass of it); None when it is
+    not plain data, so that it crosses whole and the proxy refuses it there."""
+    try:
+        return marshal.dumps(row)
+    except ValueError:
+        return None
+
+
+def observe_since(tree, root: int, since) -> dict:
+    """``observe(tree, root)`` as it crosses the proxy: each node that is as it was in
+    reading number ``since`` of this tree (the same plain data: the same fingerprint) as
+    its place in that reading, and the others whole; every node whole when this side holds
+    no such reading. The reading's own number is under ``number``."""
+    seen = observe(tree, root)
+    kept = SENT.pop(id(tree), None)
+    places = kept[2] if kept is not None and kept[1] == since else {}
+    number = (kept[1] if kept is not None else 0) + 1
+    prints = [fingerprint(row) for row in seen["nodes"]]
+    seen["nodes"] = [row if mark is None else places.get(mark, row)
+                     for mark, row in zip(prints, seen["nodes"], strict=True)]
+    SENT[id(tree)] = (tree, number, {mark: place for place, mark in enumerate(prints)
+                                     if mark is not None})
+    while len(SENT) > KEPT:
+        del SENT[next(iter(SENT))]
+    seen["number"] = number
+    return seen
+
+
+VIEWS = {"raised": raised, "answers": answers, "observe": observe, "read_only": read_only,
+         "observe_since": observe_since}
+
+# the last reading the tests took of each proxied tree: id(tree) -> (tree, its number,
+# its nodes); a few trees, the newest last
+TAKEN: dict[int, tuple[object, int, list]] = {}
+
+
+def crossing(tree, name: str, args: tuple) -> tuple:
+    """The view the proxy asks the tree side for, with its arguments: ``observe`` as the
+    changes since the last reading the tests took of this tree."""
+    if name != "observe":
+        return (name, *args)
+    kept = TAKEN.get(id(tree))
+    return ("observe_since", *args, kept[1] if kept is not None else None)
+
+
+def taken(tree, name: str, said):
+    """The answer of view ``name`` from what crossed: a reading whole again, each node that
+    crossed as its place in the last reading taken from there (a place that is not there
+    raises IndexError, judged as the reading's)."""
+    if name != "observe":
+        return said
+    kept = TAKEN.pop(id(tree), None)
+    before = kept[2] if kept is not None else []
+    said["nodes"] = [before[item] if type(item) is int else item for item in said["nodes"]]
+    TAKEN[id(tree)] = (tree, said.pop("number"), said["nodes"])
+    while len(TAKEN) > KEPT:
+        del TAKEN[next(iter(TAKEN))]
+    return said
 
 
 def along(tree, name: str, *args) -> None:
@@ -141,12 +208,14 @@ def along(tree, name: str, *args) -> None:
     place, nothing."""
     remote = getattr(type(tree), "_ol_along", None)
     if remote is not None:
-        tree._ol_along(name, *args)
+        tree._ol_along(*crossing(tree, name, args))
 
 
 def view(tree, name: str, *args):
-    """Run view ``name`` next to the tree: in place, or through the tree's proxy."""
+    """Run view ``name`` next to the tree: in place, or through the tree's proxy, where a
+    reading crosses as its changes since the last one taken (the same reading again once
+    taken)."""
     remote = getattr(type(tree), "_ol_view", None)
     if remote is not None:
-        return tree._ol_view(name, *args)
+        return taken(tree, name, tree._ol_view(*crossing(tree, name, args)))
     return VIEWS[name](tree, *args)
