@@ -21,9 +21,10 @@ runs as many at once as there are cores), so a stage's share is its summed run t
 the summed run time of the whole check. A run's own time is what pytest measured inside
 it: the sum of its tests' durations. The floor is the sum of every run's own time divided
 by the cores: the check could not end sooner with the same tests on these cores. The
-report ends with the check's wall time over that floor, and the machine's load averages,
-since a shared machine slows every figure alike. Absolute seconds depend on the machine;
-the shares and the ratio are what to compare before and after a change.
+report ends with the check's wall time over that floor, the machine's busy CPU over the
+check (every process's, from /proc/stat: on a quiet machine, the check's), and the machine's
+load averages, since a shared machine slows every figure alike. Absolute seconds depend on
+the machine; the shares and the ratios are what to compare before and after a change.
 """
 
 from __future__ import annotations
@@ -97,8 +98,9 @@ def kind_of(profile: Profile, suite, implementation: str, trees: dict[str, str],
             else "student's tests on the correct trees")
 
 
-def profiled(workspace: str, mode: str) -> tuple[Profile, float, int]:
-    """One cold check of ``workspace``: (its profile, its wall seconds, its exit code)."""
+def profiled(workspace: str, mode: str) -> tuple[Profile, float, int, float]:
+    """One cold check of ``workspace``: (its profile, its wall seconds, its exit code, the
+    machine's busy CPU seconds over it)."""
     trees = {path.read_text(encoding="utf-8"): where for where, path in CHAPTER.correct_trees}
     stub = placebo(CHAPTER.reference_source(), CHAPTER)
     profile = Profile()
@@ -143,6 +145,7 @@ def profiled(workspace: str, mode: str) -> tuple[Profile, float, int]:
     Engine.run_now, Engine.probe_now = timed_run, timed_probe
     Engine.current, Worker.start = timed_current, timed_start
     os.environ["OL_CACHE"] = "off"
+    cpu = busy_cpu()
     try:
         with contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(io.StringIO()):
@@ -151,7 +154,18 @@ def profiled(workspace: str, mode: str) -> tuple[Profile, float, int]:
     finally:
         Engine.run_now, Engine.probe_now = run_now, probe_now
         Engine.current, Worker.start = current, start
-    return profile, time.perf_counter() - profile.started, code
+    return profile, time.perf_counter() - profile.started, code, busy_cpu() - cpu
+
+
+def busy_cpu() -> float:
+    """The machine's busy CPU so far, in core-seconds (/proc/stat: every state but idle and
+    iowait), or nan where there is no /proc/stat."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return float("nan")
+    ticks = [int(field) for field in fields]
+    return (sum(ticks[:8]) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def covered(spans: list[tuple[float, float]]) -> float:
@@ -164,7 +178,7 @@ def covered(spans: list[tuple[float, float]]) -> float:
     return total
 
 
-def report(name: str, profile: Profile, wall: float, code: int) -> None:
+def report(name: str, profile: Profile, wall: float, code: int, cpu: float) -> None:
     cores = os.cpu_count() or 1
     busy = sum(profile.wall.values())
     floor = sum(profile.own.values()) / cores
@@ -184,6 +198,8 @@ def report(name: str, profile: Profile, wall: float, code: int) -> None:
     print(f"  no run going: {idle:.1f} s of the {wall:.1f} s (before, between and after runs)")
     print(f"  floor: {sum(profile.own.values()):.1f} s of the tests' own time / {cores} cores "
           f"= {floor:.1f} s; the check took {wall / floor:.2f}x its floor")
+    print(f"  CPU: the machine was busy {cpu:.1f} core-seconds over the check's {wall:.1f} s "
+          f"({cpu / wall:.2f} cores on average; a quiet machine's own share is near 0)")
 
 
 def main() -> None:
