@@ -376,14 +376,15 @@ def shots(tmp_path_factory) -> Path:
 
 
 # measures, inside the page as laid out, every element that reaches past the right edge of
-# its viewport or clips its content (a scroller): the page's own frame reports to its host
+# its viewport, or whose content is wider than its box (clipped by a scroller, or spilling
+# out of it, as a long name does from a paragraph): the page's own frame reports to its host
 OVERFLOW_PROBE = """<script>
 window.addEventListener("load", () => {
   const width = document.documentElement.clientWidth, wide = [];
   for (const element of document.querySelectorAll("body *")) {
-    const clips = getComputedStyle(element).overflowX !== "visible"
-      && element.scrollWidth > element.clientWidth + 1;
-    if (element.getBoundingClientRect().right > width + 1 || clips)
+    // a box whose content is wider than it: a scroller clips it, any other spills it
+    const spills = element.clientWidth > 0 && element.scrollWidth > element.clientWidth + 1;
+    if (element.getBoundingClientRect().right > width + 1 || spills)
       wide.push(element.tagName + ": " + (element.textContent || "").trim().slice(0, 60));
   }
   window.parent.document.body.setAttribute("data-wide", JSON.stringify(wide.slice(0, 12)));

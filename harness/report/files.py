@@ -337,7 +337,7 @@ def stryker(result: Check) -> dict:
 
 BASE_STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 76em; color: #222;
-       padding: 0 1em; }
+       padding: 0 1em; overflow-wrap: break-word; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .3em .6em; border-bottom: 1px solid #ddd;
@@ -396,13 +396,13 @@ def page(result: Check, verdict: str, staff: bool, name: str = "",
     rows = []
     for done in result.tests.mutants:
         state = status(result, done)
-        said = ", ".join(result.tests.killers(done)) if state == "Killed" else (
-            done.mutant.hint if state == "Survived" else reason(result, done))
+        said = ", ".join(map(breakable, result.tests.killers(done))) if state == "Killed" \
+            else html.escape(done.mutant.hint if state == "Survived" else reason(result, done))
         id = (f"<a href='#diff-{done.mutant.id}'>{done.mutant.id}</a>" if staff
               else done.mutant.id)
         rows.append(f"<tr id='{done.mutant.id}'><td>{id}</td>"
                     f"<td>{html.escape(done.mutant.title)}</td>"
-                    f"<td class='{state}'>{state}</td><td>{html.escape(said)}</td></tr>")
+                    f"<td class='{state}'>{state}</td><td>{said}</td></tr>")
     outcome = verdict.split(":", 1)[0]
     title = f"{name}: {outcome}" if name else outcome
     parts = [
@@ -484,11 +484,11 @@ def required_section(result: Check, whose: str) -> list[str]:
         if not done.mutant.required:
             continue
         killers = result.tests.killers(done) if result.tests.graded else ()
-        state = (f"killed by {', '.join(killers)}" if killers else
+        state = (f"killed by {', '.join(map(breakable, killers))}" if killers else
                  "not counted: the tests are invalid" if not result.tests.graded else
-                 f"SURVIVED: {done.mutant.hint}")
+                 f"SURVIVED: {html.escape(done.mutant.hint)}")
         parts.append(f"<div class='required'><h3>Required: {done.mutant.id}, "
-                     f"{html.escape(done.mutant.title)}</h3><p>{html.escape(state)}. A suite "
+                     f"{html.escape(done.mutant.title)}</h3><p>{state}. A suite "
                      f"that misses it does not pass, whatever its kill rate; {whose} "
                      f"{'kill it' if killers else 'must kill it'}.</p></div>")
     return parts
