@@ -191,6 +191,7 @@ def test_in_the_uid_sandbox_a_run_cannot_read_what_the_grader_keeps_beside_the_s
                 assert len(os.listdir(top)) == 1, os.listdir(top)
             """, engine)
     assert run.all_passed, run.output
+    assert len(Wrapped.started) == 1
 
 
 @pytest.mark.slow
@@ -247,3 +248,33 @@ def test_counts_its_runs():
                 os.unlink(os.path.join(place, ".ol-count"))
     for run in runs:
         assert run.all_passed, run.output
+
+
+# --- a backend is one subclass ----------------------------------------------------------------
+
+class Wrapped(sandbox.Sandbox):
+    """A backend written here, as a container runtime's would be: it starts the worker
+    under a program of its own (``env``, standing in for the runtime's command) and
+    confines each side as the worker does without a sandbox."""
+
+    mode = "wrapped"
+    started: list = []  # noqa: RUF012 - the workers it started, for the test to count
+
+    def worker_command(self, fd, runs, groups=None, host_uid=None) -> list[str]:
+        self.started.append(runs)
+        return ["env", "OL_WRAPPED=1", *sandbox.direct_worker(fd, runs, self.handover),
+                sandbox.groups_argument(groups)]
+
+
+def test_a_new_sandbox_backend_is_one_subclass_that_the_engine_runs_as_it_is(tmp_path):
+    with Engine(chosen=Wrapped(reason="a test's own backend")) as engine:
+        assert engine.sandbox.mode == "wrapped" and engine.sandbox.confined
+        run = sandboxed_run(tmp_path, """
+            import os
+            def test_runs_under_the_backends_own_program():
+                assert os.environ.get("OL_WRAPPED") is None  # each side's environment is clean
+                from tl_ds.radix import RadixTree
+                assert len(RadixTree(1)) == 0
+            """, engine)
+    assert run.all_passed, run.output
+    assert len(Wrapped.started) == 1
