@@ -11,6 +11,7 @@ many mutants) are derived from the material, never written out.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import tomllib
 from dataclasses import dataclass
@@ -79,9 +80,9 @@ class Chapter:
     # it: resolved once, when the chapter is loaded
     needed: tuple[Chapter, ...] = ()
 
-    @property
+    @functools.cached_property
     def contract(self) -> Contract:
-        """What a run of the chapter imports and its tree must be."""
+        """What a run of the chapter imports and its tree must be (made once per chapter)."""
         return Contract(module=self.module, cls=self.class_name, exports=self.exports,
                         proxy=self.proxy, calls=self.calls)
 

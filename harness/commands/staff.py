@@ -42,8 +42,6 @@ def cmd_mutants(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> b
 
 def cmd_audit(args: argparse.Namespace, engine: Engine, chapter: Chapter) -> bool:
     """The audit catalog (or the seeds), then mutmut and coverage of the reference."""
-    if args.jobs is not None and args.jobs < 1:
-        raise OlError(f"--jobs must be at least 1, got {args.jobs}.")
     if chapter.audit_catalog is None or chapter.equivalents is None:
         raise OlError(f"{chapter.id} has no audit catalog or equivalents file: its manifest "
                       f"({chapter.manifest}) names none, so there is nothing to audit. Add "

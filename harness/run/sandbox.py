@@ -185,7 +185,7 @@ class Bubblewrap(Sandbox):
                 binds += ["--bind", folder, there]
         python = os.path.realpath(sys.executable)
         return entering(groups, [
-            *as_host_user(host_uid, self.bwrap, runs), self.bwrap,
+            *as_host_user(host_uid, self.exposed(), runs), self.bwrap,
             *bwrap_arguments(runs, binds), python, "-I", "-S",
             f"{INSIDE_PAYLOAD}/fork_worker.py", str(fd), self.handover, str(runs), INSIDE_LIB,
             inside])
@@ -205,13 +205,13 @@ def groups_argument(groups: Groups | None) -> str:
     return groups.argument() if groups else ""
 
 
-def as_host_user(uid: int | None, bwrap: str, runs: Path) -> list[str]:
+def as_host_user(uid: int | None, exposed: list[str], runs: Path) -> list[str]:
     """The prefix that starts bwrap as host user ``uid`` (none when there is no uid), in a
-    view where that user reaches what the sandbox binds, the ``runs`` folder included
-    (it may lie in a temporary folder only root may enter)."""
+    view where that user reaches what the sandbox binds (``exposed``), the ``runs`` folder
+    included (it may lie in a temporary folder only root may enter)."""
     if uid is None:
         return []
-    return [*accounts.reach([*needed_paths(bwrap), str(runs)], uid), *accounts.become(uid)]
+    return [*accounts.reach([*exposed, str(runs)], uid), *accounts.become(uid)]
 
 
 def needed_paths(bwrap: str) -> list[str]:

@@ -139,6 +139,13 @@ SENT: dict[int, tuple[object, int, dict[bytes, int]]] = {}
 KEPT = 8  # trees whose last reading either side keeps
 
 
+def keep(table: dict, tree, entry: tuple) -> None:
+    """``entry`` as ``tree``'s newest in ``table``, which keeps the KEPT newest trees."""
+    table[id(tree)] = entry
+    while len(table) > KEPT:
+        del table[next(iter(table))]
+
+
 def fingerprint(row: dict) -> bytes | None:
     """The row's bytes in marshal's format, which tells every type of plain data apart (a
     list from a tuple, 1 from True and 1.0, a str from a subclass of it); None when it is
@@ -161,10 +168,8 @@ def observe_since(tree, root: int, since) -> dict:
     prints = [fingerprint(row) for row in seen["nodes"]]
     seen["nodes"] = [row if mark is None else places.get(mark, row)
                      for mark, row in zip(prints, seen["nodes"], strict=True)]
-    SENT[id(tree)] = (tree, number, {mark: place for place, mark in enumerate(prints)
-                                     if mark is not None})
-    while len(SENT) > KEPT:
-        del SENT[next(iter(SENT))]
+    keep(SENT, tree, (tree, number, {mark: place for place, mark in enumerate(prints)
+                                     if mark is not None}))
     seen["number"] = number
     return seen
 
@@ -195,9 +200,7 @@ def taken(tree, name: str, said):
     kept = TAKEN.pop(id(tree), None)
     before = kept[2] if kept is not None else []
     said["nodes"] = [before[item] if type(item) is int else item for item in said["nodes"]]
-    TAKEN[id(tree)] = (tree, said.pop("number"), said["nodes"])
-    while len(TAKEN) > KEPT:
-        del TAKEN[next(iter(TAKEN))]
+    keep(TAKEN, tree, (tree, said.pop("number"), said["nodes"]))
     return said
 
 
